@@ -1,0 +1,106 @@
+"""A table's definition: key schema, attribute definitions, billing, tags.
+
+``TableSchema`` is what the catalogue stores (as JSON metadata) and what
+every data-plane operation consults. It is immutable; control-plane
+operations build a new one with ``dataclasses.replace``.
+
+Secondary indexes (issue 3), streams and TTL (issue 5) add fields here; keep
+``to_metadata``/``from_metadata`` round-tripping every field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import orjson
+
+from dynastore.errors import ValidationException, key_schema_mismatch
+from dynastore.types.keys import encode_attribute
+
+
+@dataclass(frozen=True)
+class KeyAttribute:
+    name: str
+    type: str  # "S" | "N" | "B"
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    name: str
+    table_id: int  # storage's id; 0 before the catalogue assigns one
+    table_uuid: str  # DynamoDB's TableId
+    arn: str
+    partition_key: KeyAttribute
+    sort_key: KeyAttribute | None
+    attribute_definitions: tuple[KeyAttribute, ...]
+    creation_time: float  # epoch seconds
+    billing_mode: str = "PROVISIONED"  # or "PAY_PER_REQUEST"
+    read_capacity_units: int = 0
+    write_capacity_units: int = 0
+    last_increase_time: float | None = None
+    last_decrease_time: float | None = None
+    decreases_today: int = 0
+    billing_mode_last_update_time: float | None = None
+    table_class: str = "STANDARD"
+    deletion_protection: bool = False
+    tags: tuple[tuple[str, str], ...] = ()
+    status: str = "ACTIVE"
+    extensions: dict[str, Any] = field(default_factory=dict)
+    """Room for later features (indexes, streams, TTL) before they get fields."""
+
+    # --- keys ----------------------------------------------------------------
+    @property
+    def key_names(self) -> tuple[str, ...]:
+        if self.sort_key is None:
+            return (self.partition_key.name,)
+        return (self.partition_key.name, self.sort_key.name)
+
+    def key_of(self, item: dict[str, Any]) -> dict[str, Any]:
+        """The primary-key attributes of a full item (which must have them)."""
+        key = {self.partition_key.name: item[self.partition_key.name]}
+        if self.sort_key is not None:
+            key[self.sort_key.name] = item[self.sort_key.name]
+        return key
+
+    def encode_key(self, key: dict[str, Any]) -> tuple[bytes, bytes]:
+        """(pk, sk) storage encodings of a validated key or item."""
+        pk = encode_attribute(self.partition_key.type, key[self.partition_key.name])
+        if self.sort_key is None:
+            return pk, b""
+        return pk, encode_attribute(self.sort_key.type, key[self.sort_key.name])
+
+    def check_key_shape(self, key: dict[str, Any]) -> None:
+        """A Key parameter must hold exactly the key attributes, of the right types."""
+        if len(key) != len(self.key_names):
+            raise key_schema_mismatch()
+        for attribute in (self.partition_key, self.sort_key):
+            if attribute is None:
+                continue
+            value = key.get(attribute.name)
+            if value is None:
+                raise key_schema_mismatch()
+            if attribute.type not in value:
+                raise key_schema_mismatch()
+            if value[attribute.type] == "":
+                kind = "string" if attribute.type == "S" else "binary"
+                raise ValidationException(
+                    "One or more parameter values are not valid. The AttributeValue for a key "
+                    f"attribute cannot contain an empty {kind} value. Key: {attribute.name}"
+                )
+
+    # --- persistence -----------------------------------------------------------
+    def to_metadata(self) -> bytes:
+        return orjson.dumps(asdict(self))
+
+    @classmethod
+    def from_metadata(cls, metadata: bytes) -> TableSchema:
+        raw = orjson.loads(metadata)
+        raw["partition_key"] = KeyAttribute(**raw["partition_key"])
+        if raw["sort_key"] is not None:
+            raw["sort_key"] = KeyAttribute(**raw["sort_key"])
+        raw["attribute_definitions"] = tuple(
+            KeyAttribute(**definition) for definition in raw["attribute_definitions"]
+        )
+        raw["tags"] = tuple(tuple(pair) for pair in raw["tags"])
+        return cls(**raw)

@@ -1,0 +1,79 @@
+"""Every DynamoDB limit dynastore enforces, as a named constant.
+
+Sources: the DynamoDB developer guide ("Service, account, and table quotas")
+and the API reference. When you add a check against a number, the number
+lives here.
+"""
+
+from __future__ import annotations
+
+# --- Requests -------------------------------------------------------------------
+REQUEST_BODY_MAX_BYTES = 16 * 1024 * 1024
+"""An HTTP request body larger than this is refused before it is read."""
+
+# --- Items and attributes -------------------------------------------------------
+ITEM_MAX_BYTES = 400 * 1024
+PARTITION_KEY_MAX_BYTES = 2048
+SORT_KEY_MAX_BYTES = 1024
+NESTING_MAX_DEPTH = 32
+ATTRIBUTE_NAME_MAX_BYTES = 65535
+KEY_ATTRIBUTE_NAME_MAX_BYTES = 255
+
+# --- Numbers --------------------------------------------------------------------
+NUMBER_MAX_SIGNIFICANT_DIGITS = 38
+NUMBER_MAX_EXPONENT = 125  # largest magnitude 9.9999999999999999999999999999999999999E+125
+NUMBER_MIN_EXPONENT = -130  # smallest positive magnitude 1E-130
+
+# --- Tables ---------------------------------------------------------------------
+TABLE_NAME_MIN_LENGTH = 3
+TABLE_NAME_MAX_LENGTH = 255
+TABLE_NAME_PATTERN = r"[a-zA-Z0-9_.-]+"
+INDEX_NAME_MIN_LENGTH = 3
+INDEX_NAME_MAX_LENGTH = 255
+TABLES_PER_ACCOUNT_REGION = 2500
+LIST_TABLES_MAX_LIMIT = 100
+TAGS_PER_RESOURCE = 50
+TAG_KEY_MAX_LENGTH = 128
+TAG_VALUE_MAX_LENGTH = 256
+
+# --- Secondary indexes (enforced by the index issue) ---------------------------
+LOCAL_SECONDARY_INDEXES_PER_TABLE = 5
+GLOBAL_SECONDARY_INDEXES_PER_TABLE = 20
+PROJECTED_NON_KEY_ATTRIBUTES_PER_TABLE = 100
+ITEM_COLLECTION_MAX_BYTES = 10 * 1024 * 1024 * 1024
+
+# --- Reads ----------------------------------------------------------------------
+QUERY_SCAN_PAGE_MAX_BYTES = 1024 * 1024
+"""Query and Scan stop reading once this many bytes of items were read."""
+SCAN_TOTAL_SEGMENTS_MAX = 1_000_000
+BATCH_GET_MAX_KEYS = 100
+BATCH_GET_RESPONSE_MAX_BYTES = 16 * 1024 * 1024
+
+# --- Writes ---------------------------------------------------------------------
+BATCH_WRITE_MAX_REQUESTS = 25
+TRANSACT_MAX_ITEMS = 100
+TRANSACT_MAX_BYTES = 4 * 1024 * 1024
+
+# --- Expressions ----------------------------------------------------------------
+EXPRESSION_MAX_BYTES = 4096
+EXPRESSION_ATTRIBUTE_NAME_MAX_BYTES = 255  # a #name placeholder's length
+EXPRESSION_ATTRIBUTE_VALUES_MAX_BYTES = 4096 * 1024
+EXPRESSION_IN_MAX_OPERANDS = 100
+EXPRESSION_MAX_OPERATORS = 300
+PROJECTION_EXPRESSION_MAX_BYTES = 4096
+EXPRESSION_PARSE_CACHE_ENTRIES = 4096
+
+# --- Capacity -------------------------------------------------------------------
+READ_UNIT_BYTES = 4 * 1024
+WRITE_UNIT_BYTES = 1024
+PARTITION_MAX_READ_UNITS_PER_SECOND = 3000
+PARTITION_MAX_WRITE_UNITS_PER_SECOND = 1000
+PARTITION_MAX_BYTES = 10 * 1024 * 1024 * 1024
+ACCOUNT_MAX_READ_CAPACITY_UNITS = 80000
+ACCOUNT_MAX_WRITE_CAPACITY_UNITS = 80000
+TABLE_MAX_READ_CAPACITY_UNITS = 40000
+TABLE_MAX_WRITE_CAPACITY_UNITS = 40000
+
+# --- Server bounds (not DynamoDB limits, but every queue has one) ------------
+HTTP_HEADER_MAX_BYTES = 64 * 1024
+HTTP_MAX_PIPELINED_REQUESTS = 128
