@@ -1,0 +1,154 @@
+"""Black-box fixtures: a real dynastore server process, real boto3 clients.
+
+By default one server subprocess (``python -m dynastore serve --in-memory``
+on a free port) is started for the whole session. ``--endpoint URL`` runs the
+same tests against any DynamoDB-compatible endpoint instead (dynalite, moto's
+server, real DynamoDB) to check that a test asserts DynamoDB's behaviour.
+
+boto3 is configured with ``parameter_validation=False`` so that the server's
+own validation is what answers, and with retries off so an error reaches the
+test the first time.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--endpoint",
+        default=os.environ.get("DYNASTORE_TEST_ENDPOINT"),
+        help="run the API tests against this endpoint instead of a fresh dynastore server",
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout_s: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"dynastore server exited early with code {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.02)
+    raise RuntimeError("dynastore server did not start listening in time")
+
+
+def start_server(*extra_args: str) -> tuple[subprocess.Popen[bytes], str]:
+    """Start ``python -m dynastore serve`` on a free port; returns (process, url)."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dynastore", "serve", "--port", str(port), *extra_args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    wait_for_port(port, process)
+    return process, f"http://127.0.0.1:{port}"
+
+
+def stop_server(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture(scope="session")
+def endpoint(request: pytest.FixtureRequest) -> Iterator[str]:
+    given = request.config.getoption("--endpoint")
+    if given:
+        yield given
+        return
+    process, url = start_server("--in-memory")
+    try:
+        yield url
+    finally:
+        stop_server(process)
+
+
+def make_client(endpoint_url: str, service: str = "dynamodb") -> Any:
+    return boto3.client(
+        service,
+        endpoint_url=endpoint_url,
+        region_name="us-east-1",
+        aws_access_key_id="AKIDTEST",
+        aws_secret_access_key="secret",
+        config=Config(parameter_validation=False, retries={"max_attempts": 1}),
+    )
+
+
+@pytest.fixture(scope="session")
+def client(endpoint: str) -> Any:
+    """A boto3 DynamoDB client with parameter validation off."""
+    return make_client(endpoint)
+
+
+@pytest.fixture
+def unique_name() -> Callable[[str], str]:
+    """Random names, so tests never collide and can share a server."""
+
+    def make(prefix: str = "t") -> str:
+        return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+    return make
+
+
+@pytest.fixture
+def make_table(client: Any, unique_name: Callable[[str], str]) -> Iterator[Callable[..., str]]:
+    """``make_table(pk=("pk", "S"), sk=("sk", "S") or None, **extra_create_args)``
+    creates a PAY_PER_REQUEST table with a random name and returns the name;
+    every table is deleted at the end of the test."""
+    created: list[str] = []
+
+    def make(
+        pk: tuple[str, str] = ("pk", "S"),
+        sk: tuple[str, str] | None = ("sk", "S"),
+        **extra: Any,
+    ) -> str:
+        name = unique_name("table")
+        key_schema = [{"AttributeName": pk[0], "KeyType": "HASH"}]
+        definitions = [{"AttributeName": pk[0], "AttributeType": pk[1]}]
+        if sk is not None:
+            key_schema.append({"AttributeName": sk[0], "KeyType": "RANGE"})
+            definitions.append({"AttributeName": sk[0], "AttributeType": sk[1]})
+        arguments: dict[str, Any] = {
+            "TableName": name,
+            "KeySchema": key_schema,
+            "AttributeDefinitions": definitions,
+            "BillingMode": "PAY_PER_REQUEST",
+        }
+        arguments.update(extra)
+        client.create_table(**arguments)
+        client.get_waiter("table_exists").wait(
+            TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 30}
+        )
+        created.append(name)
+        return name
+
+    yield make
+    for name in created:
+        try:
+            client.delete_table(TableName=name)
+        except client.exceptions.ResourceNotFoundException:
+            pass
