@@ -46,6 +46,8 @@ def test_compatibility_lists_every_xfail() -> None:
     page = (ROOT / "docs" / "compatibility.md").read_text()
     offenders = []
     for path in (ROOT / "tests").rglob("test_*.py"):
+        if path.name == Path(__file__).name:
+            continue
         if "@pytest.mark.xfail" in path.read_text() and path.name not in page:
             offenders.append(path.name)
     assert offenders == []
