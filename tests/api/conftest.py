@@ -16,6 +16,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -40,11 +41,21 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def server_log(process: subprocess.Popen[bytes]) -> str:
+    log = getattr(process, "log_file", None)
+    if log is None:
+        return ""
+    log.seek(0)
+    return str(log.read().decode(errors="replace"))
+
+
 def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout_s: float = 15.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"dynastore server exited early with code {process.returncode}")
+            raise RuntimeError(
+                f"dynastore server exited early with code {process.returncode}:\n{server_log(process)}"
+            )
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                 return
@@ -56,11 +67,14 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout_s: float 
 def start_server(*extra_args: str) -> tuple[subprocess.Popen[bytes], str]:
     """Start ``python -m dynastore serve`` on a free port; returns (process, url)."""
     port = free_port()
+    # The log goes to a file, not a pipe: an unread pipe would block a chatty server.
+    log_file = tempfile.TemporaryFile()
     process = subprocess.Popen(
         [sys.executable, "-m", "dynastore", "serve", "--port", str(port), *extra_args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
     )
+    process.log_file = log_file  # type: ignore[attr-defined]
     wait_for_port(port, process)
     return process, f"http://127.0.0.1:{port}"
 
@@ -72,6 +86,9 @@ def stop_server(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+    log = getattr(process, "log_file", None)
+    if log is not None:
+        log.close()
 
 
 @pytest.fixture(scope="session")

@@ -42,7 +42,10 @@ def test_aws_cli_round_trip(endpoint: str, unique_name: Any) -> None:
         "--billing-mode", "PAY_PER_REQUEST",
     )
     assert created.returncode == 0, created.stderr
-    assert json.loads(created.stdout)["TableDescription"]["TableStatus"] == "ACTIVE"
+    # As in DynamoDB, CreateTable answers CREATING; the table is ACTIVE at once after.
+    assert json.loads(created.stdout)["TableDescription"]["TableStatus"] == "CREATING"
+    described = aws_cli(endpoint, "describe-table", "--table-name", table)
+    assert json.loads(described.stdout)["Table"]["TableStatus"] == "ACTIVE"
     put = aws_cli(endpoint, "put-item", "--table-name", table, "--item", '{"pk": {"S": "k"}, "n": {"N": "1.50"}}')
     assert put.returncode == 0, put.stderr
     got = aws_cli(endpoint, "get-item", "--table-name", table, "--key", '{"pk": {"S": "k"}}')
