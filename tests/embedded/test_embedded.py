@@ -1,0 +1,153 @@
+"""The embedded database: real boto3 clients served in-process, no sockets."""
+
+from __future__ import annotations
+
+import threading
+import time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from boto3.dynamodb.conditions import Attr, Key
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+import dynastore
+
+KEYS = {
+    "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+    "AttributeDefinitions": [
+        {"AttributeName": "pk", "AttributeType": "S"},
+        {"AttributeName": "sk", "AttributeType": "N"},
+    ],
+    "BillingMode": "PAY_PER_REQUEST",
+}
+
+
+def create(client: Any, name: str = "things") -> None:
+    client.create_table(TableName=name, **KEYS)
+
+
+def test_client_round_trip_with_waiter_and_paginator() -> None:
+    with dynastore.open() as db:
+        client = db.client()
+        create(client)
+        client.get_waiter("table_exists").wait(TableName="things", WaiterConfig={"Delay": 1})
+        for n in range(23):
+            client.put_item(TableName="things", Item={"pk": {"S": "a"}, "sk": {"N": str(n)}})
+        pages = list(
+            client.get_paginator("query").paginate(
+                TableName="things",
+                KeyConditionExpression="pk = :p",
+                ExpressionAttributeValues={":p": {"S": "a"}},
+                PaginationConfig={"PageSize": 5},
+            )
+        )
+        assert len(pages) == 5
+        assert [item["sk"]["N"] for page in pages for item in page["Items"]] == [str(n) for n in range(23)]
+
+
+def test_resource_batch_writer_and_conditions() -> None:
+    with dynastore.open() as db:
+        table = db.resource().create_table(TableName="things", **KEYS)
+        with table.batch_writer() as writer:
+            for n in range(60):
+                writer.put_item(Item={"pk": "p", "sk": n, "even": n % 2 == 0, "tags": {"x", "y"}})
+        result = table.query(KeyConditionExpression=Key("pk").eq("p") & Key("sk").between(10, 19),
+                             FilterExpression=Attr("even").eq(True))
+        assert [item["sk"] for item in result["Items"]] == [Decimal(n) for n in range(10, 20, 2)]
+        assert result["ScannedCount"] == 10
+        assert result["Items"][0]["tags"] == {"x", "y"}
+        with pytest.raises(table.meta.client.exceptions.ConditionalCheckFailedException):
+            table.put_item(Item={"pk": "p", "sk": 1}, ConditionExpression=Attr("pk").not_exists())
+
+
+def test_type_serializer_round_trip_keeps_every_type() -> None:
+    serializer, deserializer = TypeSerializer(), TypeDeserializer()
+    value = {
+        "pk": "k", "sk": Decimal("1"),
+        "big": Decimal("12345678901234567890123456789012345678"),
+        "bin": b"\x00\xff", "bins": {b"a", b"b"}, "nums": {Decimal("1.5"), Decimal("-2")},
+        "strs": {"a"}, "nested": {"list": [None, True, {"deep": "x"}]},
+    }
+    with dynastore.open() as db:
+        client = db.client()
+        create(client)
+        client.put_item(TableName="things", Item={k: serializer.serialize(v) for k, v in value.items()})
+        item = client.get_item(TableName="things", Key={"pk": {"S": "k"}, "sk": {"N": "1"}})["Item"]
+        assert {k: deserializer.deserialize(v) for k, v in item.items()} == value
+
+
+def test_errors_are_the_servers() -> None:
+    with dynastore.open() as db:
+        client = db.client()
+        with pytest.raises(client.exceptions.ResourceNotFoundException):
+            client.get_item(TableName="missing", Key={"pk": {"S": "a"}})
+        with pytest.raises(client.exceptions.ClientError) as excinfo:
+            client.create_table(TableName="ab", **KEYS)
+        assert excinfo.value.response["Error"]["Code"] == "ValidationException"
+
+
+def test_file_database_survives_reopen(tmp_path: Path) -> None:
+    with dynastore.open(tmp_path / "db") as db:
+        client = db.client()
+        create(client)
+        client.put_item(TableName="things", Item={"pk": {"S": "a"}, "sk": {"N": "1"}, "v": {"S": "kept"}})
+    with dynastore.open(tmp_path / "db") as db:
+        item = db.client().get_item(TableName="things", Key={"pk": {"S": "a"}, "sk": {"N": "1"}})["Item"]
+        assert item["v"] == {"S": "kept"}
+
+
+def test_databases_are_independent_and_cheap() -> None:
+    dynastore.open().close()  # warm the shared botocore session once
+    started = time.perf_counter()
+    databases = [dynastore.open() for _ in range(20)]
+    for db in databases:
+        create(db.client())
+    elapsed = time.perf_counter() - started
+    names = [db.client().list_tables()["TableNames"] for db in databases]
+    for db in databases:
+        db.close()
+    assert names == [["things"]] * 20
+    # Loose bound (timed numbers live in bench/): 20 databases with a table each.
+    assert elapsed < 20
+
+
+def test_closed_database_refuses_requests() -> None:
+    db = dynastore.open()
+    client = db.client()
+    db.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        client.list_tables()
+
+
+def test_threads_share_one_database_without_lost_updates() -> None:
+    with dynastore.open() as db:
+        client = db.client()
+        create(client)
+        key = {"pk": {"S": "counter"}, "sk": {"N": "0"}}
+
+        def add() -> None:
+            own = db.client()
+            for _ in range(25):
+                own.update_item(TableName="things", Key=key, UpdateExpression="ADD n :one",
+                                ExpressionAttributeValues={":one": {"N": "1"}})
+
+        threads = [threading.Thread(target=add) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert client.get_item(TableName="things", Key=key)["Item"]["n"] == {"N": "100"}
+
+
+def test_serve_exposes_the_same_database_over_http() -> None:
+    with dynastore.open() as db:
+        create(db.client())
+        server = db.serve()
+        remote = boto3.client("dynamodb", endpoint_url=server.endpoint_url, region_name="us-east-1",
+                              aws_access_key_id="a", aws_secret_access_key="b")
+        assert remote.list_tables()["TableNames"] == ["things"]
+        remote.put_item(TableName="things", Item={"pk": {"S": "r"}, "sk": {"N": "1"}})
+        assert "Item" in db.client().get_item(TableName="things", Key={"pk": {"S": "r"}, "sk": {"N": "1"}})
