@@ -1,0 +1,143 @@
+"""Scan: every item of a table, or of one parallel-scan segment.
+
+Items come in ``(pk_hash, pk, sk)`` order. A segment is a contiguous range of
+the 32-bit partition-hash space (storage.base.HASH_SPACE split evenly), so the
+segments of one TotalSegments partition the table exactly and each partition's
+items stay together. Filters, projections, Select, Limit, the 1 MB page and
+capacity work as in Query (ops/query.py, engine/pagination.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dynastore import limits
+from dynastore.engine import legacy
+from dynastore.engine.schema import TableSchema
+from dynastore.errors import ValidationException
+from dynastore.expressions import ExpressionContext
+from dynastore.ops.query import (
+    check_attributes_to_get,
+    check_key_paths,
+    check_limit,
+    check_no_index,
+    check_select,
+    check_start_key_shape,
+    check_start_key_values,
+    compile_read_expressions,
+    read_plan,
+    respond,
+)
+from dynastore.storage.base import HASH_SPACE
+from dynastore.types.keys import partition_hash
+
+if TYPE_CHECKING:
+    from dynastore.database import Database
+
+
+MESSAGE_START_KEY_INVALID = (
+    "The provided starting key is invalid: The provided key element does not match the schema"
+)
+
+
+def segment_bounds(segment: int, total_segments: int) -> tuple[int, int]:
+    """``[low, high)`` of the partition hashes that belong to ``segment``."""
+    return (
+        segment * HASH_SPACE // total_segments,
+        (segment + 1) * HASH_SPACE // total_segments,
+    )
+
+
+def check_segments(request: dict[str, Any]) -> tuple[int, int]:
+    """(Segment, TotalSegments) with DynamoDB's messages; (0, 1) for a plain Scan."""
+    segment = request.get("Segment")
+    total = request.get("TotalSegments")
+    errors = []
+    if segment is not None and segment < 0:
+        errors.append(
+            f"Value '{segment}' at 'segment' failed to satisfy constraint: "
+            "Member must have value greater than or equal to 0"
+        )
+    if segment is not None and segment > limits.SCAN_TOTAL_SEGMENTS_MAX - 1:
+        errors.append(
+            f"Value '{segment}' at 'segment' failed to satisfy constraint: "
+            f"Member must have value less than or equal to {limits.SCAN_TOTAL_SEGMENTS_MAX - 1}"
+        )
+    if total is not None and total < 1:
+        errors.append(
+            f"Value '{total}' at 'totalSegments' failed to satisfy constraint: "
+            "Member must have value greater than or equal to 1"
+        )
+    if total is not None and total > limits.SCAN_TOTAL_SEGMENTS_MAX:
+        errors.append(
+            f"Value '{total}' at 'totalSegments' failed to satisfy constraint: "
+            f"Member must have value less than or equal to {limits.SCAN_TOTAL_SEGMENTS_MAX}"
+        )
+    if errors:
+        plural = "s" if len(errors) > 1 else ""
+        raise ValidationException(
+            f"{len(errors)} validation error{plural} detected: {'; '.join(errors)}"
+        )
+    return _segment_pair(segment, total)
+
+
+def _segment_pair(segment: int | None, total: int | None) -> tuple[int, int]:
+    if segment is not None and total is None:
+        raise ValidationException(
+            "The TotalSegments parameter is required but was not present in the request "
+            "when Segment parameter is present"
+        )
+    if total is not None and segment is None:
+        raise ValidationException(
+            "The Segment parameter is required but was not present in the request "
+            "when parameter TotalSegments is present"
+        )
+    if segment is None or total is None:
+        return 0, 1
+    if segment >= total:
+        raise ValidationException(
+            "The Segment parameter is zero-based and must be less than parameter "
+            f"TotalSegments: Segment: {segment} is not less than TotalSegments: {total}"
+        )
+    return segment, total
+
+
+def _start_position(
+    schema: TableSchema, start_key: dict[str, Any] | None, segment: int, total: int, low: int, high: int
+) -> tuple[int, bytes, bytes] | None:
+    """Where to resume: ExclusiveStartKey's place in scan order, which must lie
+    in the requested segment."""
+    if start_key is None:
+        return None
+    check_start_key_shape(schema, start_key, MESSAGE_START_KEY_INVALID)
+    pk, sk = schema.encode_key(start_key)
+    pk_hash = partition_hash(pk)
+    if total > 1 and not low <= pk_hash < high:
+        raise ValidationException(
+            "The provided starting key is invalid: Invalid ExclusiveStartKey. Please use "
+            f"ExclusiveStartKey with correct Segment. TotalSegments: {total} Segment: {segment}"
+        )
+    return pk_hash, pk, sk
+
+
+def handle(database: Database, request: dict[str, Any]) -> bytes:
+    select = check_select(request, "Scan")
+    check_limit(request)
+    legacy.check_request("Scan", request)
+    check_attributes_to_get(request)
+    if request.get("ScanFilter"):
+        legacy.validate_conditions(request["ScanFilter"])
+    start_key = check_start_key_values(request)
+    segment, total_segments = check_segments(request)
+    context = ExpressionContext(
+        request.get("ExpressionAttributeNames"), request.get("ExpressionAttributeValues")
+    )
+    expressions = compile_read_expressions(request, context, "ScanFilter")
+    context.check_all_used()
+    schema = database.table(request["TableName"])
+    check_no_index(request)
+    low, high = segment_bounds(segment, total_segments)
+    check_key_paths(schema, expressions)
+    start = _start_position(schema, start_key, segment, total_segments, low, high)
+    rows = database.storage.scan(schema.table_id, low, high, exclusive_start=start)
+    return respond(schema, request, read_plan(schema, request, expressions, select), rows)
