@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dynastore.errors import UnknownOperationException
+from dynastore.ops.shapes import validate_request
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -78,7 +79,5 @@ def dispatch(database: Database, operation: str, request: dict[str, Any]) -> dic
                 "(see docs/compatibility.md)"
             )
         raise UnknownOperationException()
-    from dynastore.ops.shapes import validate_request
-
     validate_request(operation, request)
     return handler(database, request)
