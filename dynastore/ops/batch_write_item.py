@@ -1,0 +1,114 @@
+"""BatchWriteItem: up to 25 puts and deletes across tables, no conditions.
+
+Every request is validated before anything is written (values, item size,
+table, key schema, no key twice in a table); then all writes commit in one
+storage transaction, so a failure leaves every table untouched. Nothing is
+ever left unprocessed (UnprocessedItems is empty): the server has no
+throughput limit to run into. Each write costs its own rounded write units
+(the larger of the old and new item), summed per table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dynastore import limits
+from dynastore.engine.capacity import consumed_capacity, write_units
+from dynastore.engine.item_ops import Item, check_batch_item_key, check_item_size, check_key
+from dynastore.engine.rows import row_for
+from dynastore.engine.schema import TableSchema
+from dynastore.errors import ValidationException
+from dynastore.types.attribute_value import MESSAGE_MULTIPLE_TYPES, validate_item
+
+if TYPE_CHECKING:
+    from dynastore.database import Database
+
+MESSAGE_TOO_MANY_REQUESTS = "Too many items requested for the BatchWriteItem call"
+MESSAGE_DUPLICATE_KEYS = "Provided list of item keys contains duplicates"
+
+
+@dataclass
+class Write:
+    item: Item | None  # PutRequest
+    key: Item | None  # DeleteRequest
+    size_bytes: int = 0
+
+
+@dataclass
+class TableWrites:
+    name: str
+    writes: list[Write]
+    schema: TableSchema | None = None
+    units: float = 0.0
+    keys: list[tuple[bytes, bytes]] = field(default_factory=list)
+
+
+def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
+    request_items = request.get("RequestItems") or {}
+    if sum(len(requests or []) for requests in request_items.values()) > limits.BATCH_WRITE_MAX_REQUESTS:
+        raise ValidationException(MESSAGE_TOO_MANY_REQUESTS)
+    tables = [
+        TableWrites(name, [_parse_write(write) for write in requests or []])
+        for name, requests in request_items.items()
+    ]
+    for table in tables:
+        table.schema = database.table(table.name)
+    for table in tables:
+        _check_keys(table)
+    wants_capacity = request.get("ReturnConsumedCapacity") in ("TOTAL", "INDEXES")
+    with database.storage.transaction():
+        for table in tables:
+            _write_table(database, table, wants_capacity)
+    response: dict[str, Any] = {"UnprocessedItems": {}}
+    if wants_capacity:
+        mode = request["ReturnConsumedCapacity"]
+        response["ConsumedCapacity"] = [
+            consumed_capacity(mode, table.name, write=table.units) for table in tables
+        ]
+    return response
+
+
+def _parse_write(write: Any) -> Write:
+    """One WriteRequest: exactly one of PutRequest and DeleteRequest."""
+    put = write.get("PutRequest") if isinstance(write, dict) else None
+    delete = write.get("DeleteRequest") if isinstance(write, dict) else None
+    if (put is None) == (delete is None):
+        raise ValidationException(MESSAGE_MULTIPLE_TYPES)
+    if put is not None:
+        item = validate_item(put.get("Item") or {})
+        return Write(item, None, check_item_size(item))
+    assert delete is not None
+    return Write(None, validate_item(delete.get("Key") or {}))
+
+
+def _check_keys(table: TableWrites) -> None:
+    """Key schema of every request, then no key twice (put or delete alike)."""
+    schema = table.schema
+    assert schema is not None
+    for write in table.writes:
+        if write.item is not None:
+            check_batch_item_key(schema, write.item)
+            table.keys.append(schema.encode_key(write.item))
+        else:
+            assert write.key is not None
+            check_key(schema, write.key)
+            table.keys.append(schema.encode_key(write.key))
+    if len(set(table.keys)) != len(table.keys):
+        raise ValidationException(MESSAGE_DUPLICATE_KEYS)
+
+
+def _write_table(database: Database, table: TableWrites, wants_capacity: bool) -> None:
+    schema = table.schema
+    assert schema is not None
+    storage = database.storage
+    for write, (pk, sk) in zip(table.writes, table.keys, strict=True):
+        old_size = 0
+        if wants_capacity:
+            old_row = storage.get(schema.table_id, pk, sk)
+            old_size = 0 if old_row is None else old_row.size
+            table.units += write_units(max(old_size, write.size_bytes))
+        if write.item is not None:
+            storage.put(schema.table_id, row_for(schema, write.item, write.size_bytes))
+        else:
+            storage.delete(schema.table_id, pk, sk)

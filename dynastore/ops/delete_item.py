@@ -1,0 +1,45 @@
+"""DeleteItem: remove one item by its key, optionally under a condition.
+
+Deleting an item that does not exist succeeds (and still costs 1 WCU).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dynastore.engine.capacity import write_units
+from dynastore.engine.item_ops import ConditionFailed, DeletePlan, apply, check_key
+from dynastore.engine.rows import item_of
+from dynastore.ops.put_item import (
+    add_write_capacity,
+    check_return_values_old_only,
+    condition_failed,
+    size_of,
+    write_expressions,
+)
+from dynastore.types.attribute_value import validate_item
+
+if TYPE_CHECKING:
+    from dynastore.database import Database
+
+
+def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
+    key = validate_item(request.get("Key") or {})
+    condition, _ = write_expressions("DeleteItem", request)
+    return_values = check_return_values_old_only(request.get("ReturnValues"))
+    schema = database.table(request.get("TableName"))  # type: ignore[arg-type]
+    check_key(schema, key)
+    pk, sk = schema.encode_key(key)
+    row = database.storage.get(schema.table_id, pk, sk)
+    wants_old = condition is not None or return_values == "ALL_OLD"
+    old_item = item_of(row) if row is not None and wants_old else None
+    outcome = apply(DeletePlan(key, condition), old_item, database.now())
+    if isinstance(outcome, ConditionFailed):
+        raise condition_failed(request, outcome, write_units(size_of(row)))
+    if row is not None:
+        database.storage.delete(schema.table_id, pk, sk)
+    response: dict[str, Any] = {}
+    if return_values == "ALL_OLD" and old_item is not None:
+        response["Attributes"] = old_item
+    add_write_capacity(response, request, schema.name, size_of(row), 0)
+    return response

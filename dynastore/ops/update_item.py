@@ -1,0 +1,95 @@
+"""UpdateItem: change some attributes of one item, creating it if absent.
+
+Without an UpdateExpression (or AttributeUpdates) the item is created with
+just its key, or left as it is. Key attributes can never be updated. The
+whole read-modify-write runs inside one operation, which the server runs one
+at a time, so concurrent updates of one item never lose a change.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dynastore.engine.capacity import write_units
+from dynastore.engine.item_ops import (
+    Condition,
+    ConditionFailed,
+    Item,
+    Mutation,
+    Update,
+    UpdatePlan,
+    apply,
+    check_key,
+    refuse_key_updates,
+    update_size_overhead,
+)
+from dynastore.engine.rows import item_of, row_for
+from dynastore.errors import ValidationException
+from dynastore.expressions import cache as parse_cache
+from dynastore.ops.put_item import (
+    ENVELOPE,
+    add_write_capacity,
+    condition_failed,
+    size_of,
+    validate_enveloped,
+    write_expressions,
+)
+from dynastore.types.attribute_value import SetValidationError
+
+if TYPE_CHECKING:
+    from dynastore.database import Database
+
+
+def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
+    key = validate_enveloped(request.get("Key"))
+    condition, update = _expressions(request)
+    return_values = request.get("ReturnValues") or "NONE"
+    schema = database.table(request.get("TableName"))  # type: ignore[arg-type]
+    check_key(schema, key)
+    if update is not None:
+        refuse_key_updates(schema, update.top_level_names)
+    pk, sk = schema.encode_key(key)
+    row = database.storage.get(schema.table_id, pk, sk)
+    old_item = item_of(row) if row is not None else None
+    plan = UpdatePlan(key, update, condition, _size_overhead(update))
+    outcome = apply(plan, old_item, database.now())
+    if isinstance(outcome, ConditionFailed):
+        raise condition_failed(request, outcome, write_units(size_of(row)))
+    assert outcome.new_item is not None
+    database.storage.put(schema.table_id, row_for(schema, outcome.new_item, outcome.new_size))
+    response: dict[str, Any] = {}
+    attributes = returned_attributes(return_values, plan, outcome)
+    if attributes:
+        response["Attributes"] = attributes
+    add_write_capacity(response, request, schema.name, size_of(row), outcome.new_size)
+    return response
+
+
+def _expressions(request: dict[str, Any]) -> tuple[Condition | None, Update | None]:
+    try:
+        return write_expressions("UpdateItem", request, with_update=True)
+    except SetValidationError as error:
+        raise ValidationException(ENVELOPE + str(error.message)) from None
+
+
+def _size_overhead(update: Update | None) -> int:
+    """The update's actions, from the parse cache (parsed once per text)."""
+    if update is None:
+        return 0
+    actions = parse_cache.update(update.text).actions
+    return update_size_overhead(action.keyword for action in actions)
+
+
+def returned_attributes(return_values: str, plan: UpdatePlan, outcome: Mutation) -> Item | None:
+    """ReturnValues: the whole item or just the updated paths, before or after."""
+    if return_values == "ALL_OLD":
+        return outcome.old_item
+    if return_values == "ALL_NEW":
+        return outcome.new_item
+    if plan.update is None:
+        return None
+    if return_values == "UPDATED_OLD" and outcome.old_item is not None:
+        return plan.update.updated_attributes(outcome.old_item)
+    if return_values == "UPDATED_NEW" and outcome.new_item is not None:
+        return plan.update.updated_attributes(outcome.new_item)
+    return None
