@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from dynastore.engine.schema import TableSchema
+from dynastore.engine.tables import table_name_from_identifier
 from dynastore.errors import table_not_found
 from dynastore.storage.base import Storage
 
@@ -35,7 +37,8 @@ class Database:
         self.account_id = account_id
         self.tables: dict[str, TableSchema] = {}
         for record in storage.load_tables():
-            schema = TableSchema.from_metadata(record.metadata)
+            # The storage id is authoritative: metadata is written before it is known.
+            schema = replace(TableSchema.from_metadata(record.metadata), table_id=record.table_id)
             self.tables[record.name] = schema
 
     @classmethod
@@ -54,11 +57,42 @@ class Database:
         """The named table, or DynamoDB's ResourceNotFoundException."""
         schema = self.tables.get(name)
         if schema is None:
-            raise table_not_found(name)
+            # Every operation also accepts the table's ARN as TableName; resolving
+            # it only after a miss keeps the common lookup a single dict access.
+            if isinstance(name, str) and name.startswith("arn:"):
+                name = table_name_from_identifier(name)
+                schema = self.tables.get(name)
+            if schema is None:
+                raise table_not_found(name)
         return schema
 
     def table_arn(self, name: str) -> str:
         return f"arn:aws:dynamodb:{self.region}:{self.account_id}:table/{name}"
+
+    # --- catalogue: the only writers of ``tables``, kept in step with storage ----
+    def create_table(self, schema: TableSchema) -> TableSchema:
+        """Register a new table; returns its schema with the storage id filled in."""
+        table_id = self.storage.create_table(schema.name, schema.to_metadata())
+        created = replace(schema, table_id=table_id)
+        self.tables[created.name] = created
+        return created
+
+    def update_table(self, schema: TableSchema) -> TableSchema:
+        """Persist a changed definition of an existing table (same name and id)."""
+        self.storage.update_table_metadata(schema.table_id, schema.to_metadata())
+        self.tables[schema.name] = schema
+        return schema
+
+    def drop_table(self, name: str) -> TableSchema:
+        """Remove a table and all of its items; returns the schema it had."""
+        schema = self.table(name)
+        self.storage.drop_table(schema.table_id)
+        del self.tables[name]
+        return schema
+
+    def table_statistics(self, schema: TableSchema) -> tuple[int, int]:
+        """(item count, size in bytes) of a table, as DescribeTable reports them."""
+        return self.storage.table_statistics(schema.table_id)
 
     def close(self) -> None:
         self.storage.close()

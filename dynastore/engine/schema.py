@@ -10,7 +10,7 @@ Secondary indexes (issue 3), streams and TTL (issue 5) add fields here; keep
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import orjson
@@ -42,10 +42,21 @@ class TableSchema:
     last_decrease_time: float | None = None
     decreases_today: int = 0
     billing_mode_last_update_time: float | None = None
+    """LastUpdateToPayPerRequestDateTime: set whenever the table becomes on-demand."""
     table_class: str = "STANDARD"
+    table_class_reported: bool = False
+    """DynamoDB shows TableClassSummary only once a class was given explicitly."""
+    table_class_update_time: float | None = None
+    table_class_changes: tuple[float, ...] = ()
+    """When the class last changed (at most the last two): 2 changes per 30 days."""
     deletion_protection: bool = False
     tags: tuple[tuple[str, str], ...] = ()
     status: str = "ACTIVE"
+    warm_read_units: int = 0
+    warm_write_units: int = 0
+    """WarmThroughput: never decreases; tracks the highest provisioned capacity."""
+    on_demand_max_read_units: int | None = None
+    on_demand_max_write_units: int | None = None
     extensions: dict[str, Any] = field(default_factory=dict)
     """Room for later features (indexes, streams, TTL) before they get fields."""
 
@@ -102,5 +113,8 @@ class TableSchema:
         raw["attribute_definitions"] = tuple(
             KeyAttribute(**definition) for definition in raw["attribute_definitions"]
         )
-        raw["tags"] = tuple(tuple(pair) for pair in raw["tags"])
-        return cls(**raw)
+        raw["tags"] = tuple(tuple(pair) for pair in raw.get("tags", ()))
+        raw["table_class_changes"] = tuple(raw.get("table_class_changes", ()))
+        # Metadata written before a field existed simply lacks it: the default applies.
+        known = {field_.name for field_ in fields(cls)}
+        return cls(**{key: value for key, value in raw.items() if key in known})

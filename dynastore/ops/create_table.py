@@ -1,0 +1,35 @@
+"""CreateTable: validate the definition, register the table, answer CREATING.
+
+The table is usable at once (dynastore has nothing to provision), but the
+answer says CREATING as DynamoDB's does, so code that waits for ACTIVE keeps
+working and code that assumes ACTIVE fails here as it would in production.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from dynastore.engine import tables
+from dynastore.errors import ResourceInUseException
+
+if TYPE_CHECKING:
+    from dynastore.database import Database
+
+
+def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
+    # TableName may be the ARN the new table will have.
+    name = tables.new_table_name(request.get("TableName", ""))
+    schema = tables.build_table_schema(
+        {**request, "TableName": name},
+        table_uuid=str(uuid.uuid4()),
+        arn=database.table_arn(name),
+        region=database.region,
+        now=database.now(),
+        reserved=tables.reserved_capacity(database.tables.values()),
+    )
+    # DynamoDB validates the whole request before it looks for the name.
+    if name in database.tables:
+        raise ResourceInUseException(f"Table already exists: {name}")
+    created = database.create_table(schema)
+    return {"TableDescription": tables.created_table_description(created, request)}

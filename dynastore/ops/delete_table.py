@@ -1,0 +1,32 @@
+"""DeleteTable: drop the table and its items at once, answer DELETING.
+
+DynamoDB takes seconds to delete; dynastore is done when it answers, so the
+next DescribeTable already says ResourceNotFoundException.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dynastore.engine import tables
+from dynastore.errors import ValidationException
+
+if TYPE_CHECKING:
+    from dynastore.database import Database
+
+PROTECTED_MESSAGE = (
+    "Resource cannot be deleted as it is currently protected against deletion. "
+    "Disable deletion protection first."
+)
+
+
+def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
+    schema = database.table(tables.table_name_from_identifier(request.get("TableName", "")))
+    if schema.deletion_protection:
+        raise ValidationException(PROTECTED_MESSAGE)
+    item_count, size_bytes = database.table_statistics(schema)
+    database.drop_table(schema.name)
+    description = tables.deleted_table_description(
+        schema, item_count=item_count, size_bytes=size_bytes, now=database.now()
+    )
+    return {"TableDescription": description}

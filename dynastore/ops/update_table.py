@@ -1,0 +1,111 @@
+"""UpdateTable: billing mode, provisioned throughput, on-demand and warm
+throughput, table class and deletion protection, with DynamoDB's rules.
+
+Checks that need only the request run before the table is looked up (DynamoDB
+answers a malformed request on a missing table with ValidationException).
+Changes apply at once; the answer still says UPDATING where DynamoDB's does
+and, for a capacity change, echoes the capacity from before the change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from dynastore.engine import tables
+from dynastore.engine.schema import TableSchema
+
+if TYPE_CHECKING:
+    from dynastore.database import Database
+
+#: Members whose change DynamoDB reports with TableStatus UPDATING.
+UPDATING_MEMBERS = frozenset({"ProvisionedThroughput", "BillingMode", "TableClass"})
+
+
+def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
+    tables.check_throughput_bounds(request)
+    changes = tables.requested_changes(request)
+    tables.check_update_has_changes(request, changes)
+    tables.check_update_combination(request, changes)
+    tables.check_update_unsupported(request, changes)
+    schema = database.table(tables.table_name_from_identifier(request.get("TableName", "")))
+    now = database.now()
+    updated = apply_changes(database, schema, request, changes, now)
+    if updated != schema:
+        database.update_table(updated)
+    return {"TableDescription": answer(database, schema, updated, changes, now)}
+
+
+def apply_changes(
+    database: Database,
+    schema: TableSchema,
+    request: dict[str, Any],
+    changes: set[str],
+    now: float,
+) -> TableSchema:
+    tables.check_stream_disable(schema, request)
+    billing_mode = tables.check_billing_update(schema, request)
+    updated = apply_capacity(database, schema, request, billing_mode, now)
+    if "OnDemandThroughput" in changes:
+        members = tables.on_demand_limits(request, billing_mode, database.region, creating=False)
+        updated = tables.apply_on_demand_limits(updated, members)
+    if "WarmThroughput" in changes:
+        updated = tables.apply_warm_throughput(updated, request["WarmThroughput"])
+    if "TableClass" in changes:
+        updated = tables.apply_table_class(updated, request["TableClass"], now)
+    if "DeletionProtectionEnabled" in changes:
+        updated = replace(updated, deletion_protection=bool(request["DeletionProtectionEnabled"]))
+    return updated
+
+
+def apply_capacity(
+    database: Database,
+    schema: TableSchema,
+    request: dict[str, Any],
+    billing_mode: str,
+    now: float,
+) -> TableSchema:
+    """Billing-mode switches and provisioned-throughput changes."""
+    throughput = tables.present_throughput(request)
+    if billing_mode == tables.PAY_PER_REQUEST:
+        if schema.billing_mode == tables.PROVISIONED:
+            return tables.switch_to_on_demand(schema, now)
+        return schema  # re-sending PAY_PER_REQUEST is accepted and changes nothing
+    if throughput is None:
+        return schema
+    read, write = throughput
+    if schema.billing_mode == tables.PROVISIONED:
+        tables.check_throughput_changes(schema, read, write)
+    reserved = tables.reserved_capacity(database.tables.values(), excluding=schema.name)
+    tables.check_capacity_limits(read, write, database.region, reserved)
+    if schema.billing_mode == tables.PROVISIONED:
+        return tables.apply_provisioned_throughput(schema, read, write, now)
+    return tables.switch_to_provisioned(schema, read, write)
+
+
+def answer(
+    database: Database,
+    before: TableSchema,
+    after: TableSchema,
+    changes: set[str],
+    now: float,
+) -> dict[str, Any]:
+    """The TableDescription UpdateTable returns: DynamoDB answers while the change
+    is still being applied, so some members still show the old values."""
+    item_count, size_bytes = database.table_statistics(after)
+    description = tables.table_description(
+        after, item_count=item_count, size_bytes=size_bytes, now=now
+    )
+    if changes & UPDATING_MEMBERS:
+        description["TableStatus"] = "UPDATING"
+    switched = before.billing_mode != after.billing_mode
+    if switched and "BillingModeSummary" in description:
+        description["BillingModeSummary"] = {"BillingMode": after.billing_mode}
+    if not switched and "ProvisionedThroughput" in changes:
+        throughput = description["ProvisionedThroughput"]
+        throughput["ReadCapacityUnits"] = before.read_capacity_units
+        throughput["WriteCapacityUnits"] = before.write_capacity_units
+        throughput["NumberOfDecreasesToday"] = tables.decreases_today(before, now)
+    if "WarmThroughput" in changes:
+        description["WarmThroughput"] = tables.warm_throughput_description(before, "UPDATING")
+    return description
