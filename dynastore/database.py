@@ -17,7 +17,7 @@ from pathlib import Path
 from dynastore.engine.schema import TableSchema
 from dynastore.engine.tables import table_name_from_identifier
 from dynastore.errors import table_not_found
-from dynastore.storage.base import Storage
+from dynastore.storage.base import Row, Storage
 
 DEFAULT_REGION = "us-east-1"
 DEFAULT_ACCOUNT_ID = "000000000000"
@@ -93,6 +93,26 @@ class Database:
     def table_statistics(self, schema: TableSchema) -> tuple[int, int]:
         """(item count, size in bytes) of a table, as DescribeTable reports them."""
         return self.storage.table_statistics(schema.table_id)
+
+    # --- the one path every item write takes -------------------------------------
+    # PutItem, UpdateItem, DeleteItem, BatchWriteItem (and later transactions and
+    # the TTL sweeper) change items only through these two methods, so that
+    # what must follow a write -- index entries (issue 3), stream records
+    # (issue 5) -- is added in one place and no write path can miss it.
+
+    def needs_old_rows(self, schema: TableSchema) -> bool:
+        """True when a write must pass the row it replaces (for index
+        maintenance or stream images); otherwise writers may skip reading it."""
+        return False
+
+    def write_row(self, schema: TableSchema, new_row: Row, old_row: Row | None = None) -> None:
+        """Insert or replace an item. ``old_row`` is the stored row it replaces
+        (required when ``needs_old_rows(schema)``)."""
+        self.storage.put(schema.table_id, new_row)
+
+    def delete_row(self, schema: TableSchema, old_row: Row) -> None:
+        """Delete a stored item (callers skip deleting what is not there)."""
+        self.storage.delete(schema.table_id, old_row.pk, old_row.sk)
 
     def close(self) -> None:
         self.storage.close()

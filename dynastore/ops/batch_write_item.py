@@ -102,13 +102,17 @@ def _write_table(database: Database, table: TableWrites, wants_capacity: bool) -
     schema = table.schema
     assert schema is not None
     storage = database.storage
+    # A delete needs the row it removes; a put needs it for capacity or when
+    # indexes/streams must see the item being replaced.
+    read_for_puts = wants_capacity or database.needs_old_rows(schema)
     for write, (pk, sk) in zip(table.writes, table.keys, strict=True):
-        old_size = 0
-        if wants_capacity:
+        old_row = None
+        if write.item is None or read_for_puts:
             old_row = storage.get(schema.table_id, pk, sk)
+        if wants_capacity:
             old_size = 0 if old_row is None else old_row.size
             table.units += write_units(max(old_size, write.size_bytes))
         if write.item is not None:
-            storage.put(schema.table_id, row_for(schema, write.item, write.size_bytes))
-        else:
-            storage.delete(schema.table_id, pk, sk)
+            database.write_row(schema, row_for(schema, write.item, write.size_bytes), old_row)
+        elif old_row is not None:
+            database.delete_row(schema, old_row)

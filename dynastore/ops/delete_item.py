@@ -37,7 +37,7 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     if isinstance(outcome, ConditionFailed):
         raise condition_failed(request, outcome, write_units(size_of(row)))
     if row is not None:
-        database.storage.delete(schema.table_id, pk, sk)
+        database.delete_row(schema, row)
     response: dict[str, Any] = {}
     if return_values == "ALL_OLD" and old_item is not None:
         response["Attributes"] = old_item

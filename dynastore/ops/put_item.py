@@ -64,14 +64,14 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     # capacity report; a plain put neither reads nor decodes it.
     wants_old = condition is not None or return_values == "ALL_OLD"
     old_row = None
-    if wants_old or wants_capacity(request):
+    if wants_old or wants_capacity(request) or database.needs_old_rows(schema):
         old_row = database.storage.get(schema.table_id, new_row.pk, new_row.sk)
     old_item = item_of(old_row) if old_row is not None and wants_old else None
     outcome = apply(PutPlan(item, size_bytes, condition), old_item, database.now())
     if isinstance(outcome, ConditionFailed):
         units = write_units(max(size_of(old_row), size_bytes))
         raise condition_failed(request, outcome, units)
-    database.storage.put(schema.table_id, new_row)
+    database.write_row(schema, new_row, old_row)
     response: dict[str, Any] = {}
     if return_values == "ALL_OLD" and old_item is not None:
         response["Attributes"] = old_item

@@ -56,7 +56,7 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     if isinstance(outcome, ConditionFailed):
         raise condition_failed(request, outcome, write_units(size_of(row)))
     assert outcome.new_item is not None
-    database.storage.put(schema.table_id, row_for(schema, outcome.new_item, outcome.new_size))
+    database.write_row(schema, row_for(schema, outcome.new_item, outcome.new_size), row)
     response: dict[str, Any] = {}
     attributes = returned_attributes(return_values, plan, outcome)
     if attributes:
