@@ -80,4 +80,5 @@ def dispatch(database: Database, operation: str, request: dict[str, Any]) -> dic
             )
         raise UnknownOperationException()
     validate_request(operation, request)
+    database.faults.armed and database.faults.before(operation, request)  # docs/faults.md
     return handler(database, request)

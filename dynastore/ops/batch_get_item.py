@@ -24,6 +24,7 @@ from dynastore.engine.rows import item_of
 from dynastore.engine.schema import TableSchema
 from dynastore.errors import ValidationException
 from dynastore.expressions import Projection
+from dynastore.faults import hold_batch_reads
 from dynastore.ops.get_item import read_projection
 from dynastore.types.attribute_value import validate_item
 
@@ -62,7 +63,12 @@ def handle(database: Database, request: dict[str, Any]) -> bytes:
         assert read.schema is not None
         for key in read.keys:
             check_key(read.schema, key)
+    held = hold_batch_reads(database.faults, reads) if database.faults.armed else {}
     responses, unprocessed = _read_all(database, reads)
+    for read in reads:  # keys an Unprocessed fault rule held back (dynastore/faults.py)
+        if read.name in held:
+            not_read = unprocessed.get(read.name, {}).get("Keys", [])
+            unprocessed[read.name] = _unprocessed_entry(read, held[read.name] + not_read)
     body: dict[str, Any] = {"Responses": responses, "UnprocessedKeys": unprocessed}
     mode = request.get("ReturnConsumedCapacity")
     if mode in ("TOTAL", "INDEXES"):
