@@ -111,7 +111,7 @@ def make_client(endpoint_url: str, service: str = "dynamodb") -> Any:
         region_name="us-east-1",
         aws_access_key_id="AKIDTEST",
         aws_secret_access_key="secret",
-        config=Config(parameter_validation=False, retries={"max_attempts": 1}),
+        config=Config(parameter_validation=False, retries={"total_max_attempts": 1}),
     )
 
 
