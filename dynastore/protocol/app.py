@@ -1,0 +1,208 @@
+"""One HTTP request in, one reply out: DynamoDB's JSON 1.0 wire rules.
+
+This module knows no sockets: the server (protocol/server.py) parses HTTP and
+hands each complete request to ``Application.handle``, which returns a
+``Reply`` (status, content type, body bytes, extra header lines). The server
+adds the headers every response carries (request id, CRC32, length).
+
+The checks run in DynamoDB's order (as recorded by dynalite's connection
+tests): method and content type (404 ``<UnknownOperationException/>``), JSON
+syntax (SerializationException), target (UnknownOperationException),
+credentials (MissingAuthenticationToken / IncompleteSignature), empty or
+non-object body (SerializationException), then the operation itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+from typing import TYPE_CHECKING, Protocol
+
+import orjson
+
+from dynastore import limits
+from dynastore.errors import (
+    DynamoDBError,
+    InternalServerError,
+    RequestEntityTooLargeException,
+    SerializationException,
+    UnknownOperationException,
+)
+from dynastore.faults import handle_admin as handle_faults_admin
+from dynastore.ops import ALL_OPERATIONS, dispatch
+from dynastore.protocol.authorization import check_credentials_present
+
+if TYPE_CHECKING:
+    from dynastore.database import Database
+
+logger = logging.getLogger("dynastore.protocol")
+
+API_TARGET_PREFIX = "DynamoDB_20120810."
+STREAMS_TARGET_PREFIX = "DynamoDBStreams_20120810."
+"""Reserved for the Streams API (a later issue): UnknownOperationException until then."""
+ADMIN_PATH_PREFIX = b"/_dynastore/"
+"""dynastore's own admin endpoints; only ``/_dynastore/faults`` exists so far
+(dynastore.faults), anything else under the prefix is 404."""
+ADMIN_FAULTS_PATH = b"/_dynastore/faults"
+
+JSON_1_0 = b"application/x-amz-json-1.0"
+APPLICATION_JSON = b"application/json"
+TEXT_PLAIN = b"text/plain"
+ACCEPTED_CONTENT_TYPES = (JSON_1_0, APPLICATION_JSON)
+
+#: ``X-Amz-Target`` header value -> operation name, for every DynamoDB operation.
+TARGETS: dict[bytes, str] = {
+    (API_TARGET_PREFIX + operation).encode(): operation for operation in ALL_OPERATIONS
+}
+
+CORS_ALLOW_ANY_ORIGIN = b"Access-Control-Allow-Origin: *\r\n"
+CORS_MAX_AGE_SECONDS = 172800
+
+
+Reply = tuple[int, bytes, bytes, bytes]
+"""(status, content type, body, extra header lines each ending in CRLF).
+A plain tuple: it is built once per request on the hot path."""
+
+
+class RequestHandler(Protocol):
+    """What the server needs from an application (``Application`` or a wrapper
+    around it, e.g. one taking a lock)."""
+
+    def handle(
+        self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes
+    ) -> Reply: ...
+
+
+#: DynamoDB's answer to anything that is not a JSON POST (or a GET health check).
+UNKNOWN_OPERATION_PAGE: Reply = (404, TEXT_PLAIN, b"<UnknownOperationException/>\n", b"")
+ADMIN_NOT_FOUND: Reply = (404, APPLICATION_JSON, b'{"message":"Not Found"}', b"")
+
+
+def response_content_type(request_content_type: bytes | None) -> bytes | None:
+    """The content type to answer with, or None when DynamoDB would not
+    accept the request's content type. ``application/json; charset=x`` counts
+    as ``application/json``; DynamoDB echoes the JSON flavour it was sent."""
+    if request_content_type is None:
+        return None
+    if request_content_type in ACCEPTED_CONTENT_TYPES:
+        return request_content_type
+    essence = request_content_type.split(b";", 1)[0].strip().lower()
+    return essence if essence in ACCEPTED_CONTENT_TYPES else None
+
+
+def decompress_gzip(body: bytes) -> bytes:
+    """Inflate a gzip request body, refusing to produce more than the request
+    limit (so a small bomb cannot make the server allocate without bound)."""
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        inflated = inflater.decompress(body, limits.REQUEST_BODY_MAX_BYTES + 1)
+    except zlib.error as error:
+        raise SerializationException() from error
+    if len(inflated) > limits.REQUEST_BODY_MAX_BYTES or inflater.unconsumed_tail:
+        raise RequestEntityTooLargeException()
+    if not inflater.eof:
+        raise SerializationException()
+    return inflated
+
+
+def _has_credentials_fast(authorization: bytes | None, headers: dict[bytes, bytes]) -> bool:
+    """True for the common well-formed SigV4 header, skipping the full check."""
+    return (
+        authorization is not None
+        and authorization.startswith(b"AWS4-")
+        and b"Credential=" in authorization
+        and b"Signature=" in authorization
+        and b"SignedHeaders=" in authorization
+        and (b"x-amz-date" in headers or b"date" in headers)
+    )
+
+
+class Application:
+    """Turns requests into replies against one Database."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+        self.health_body = f"healthy: dynamodb.{database.region}.amazonaws.com ".encode()
+
+    def handle(self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes) -> Reply:
+        """The reply to one request; never raises."""
+        if url.startswith(ADMIN_PATH_PREFIX):
+            reply = self.handle_admin(method, url, body)
+        elif method == b"POST":
+            reply = self.handle_api_call(url, headers, body)
+        else:
+            reply = self.handle_other(method, headers)
+        if b"origin" in headers and not reply[3]:
+            return (reply[0], reply[1], reply[2], CORS_ALLOW_ANY_ORIGIN)
+        return reply
+
+    def handle_admin(self, method: bytes, url: bytes, body: bytes) -> Reply:
+        """``/_dynastore/...``: JSON in, JSON out, no DynamoDB wire rules."""
+        if not url.startswith(ADMIN_FAULTS_PATH):
+            return ADMIN_NOT_FOUND
+        try:
+            status, answer = handle_faults_admin(
+                self.database, method.decode("latin-1"), url.decode("latin-1"), body or None
+            )
+        except Exception:
+            logger.exception("internal error in the admin API at %r", url)
+            return (500, APPLICATION_JSON, b'{"message":"Internal server error"}', b"")
+        return (status, APPLICATION_JSON, orjson.dumps(answer), b"")
+
+    def handle_other(self, method: bytes, headers: dict[bytes, bytes]) -> Reply:
+        if method == b"OPTIONS" and b"origin" in headers:
+            return cors_preflight(headers)
+        if method == b"GET" or method == b"HEAD":
+            return (200, TEXT_PLAIN, self.health_body, b"")
+        return UNKNOWN_OPERATION_PAGE
+
+    def handle_api_call(self, url: bytes, headers: dict[bytes, bytes], body: bytes) -> Reply:
+        content_type = response_content_type(headers.get(b"content-type"))
+        if content_type is None:
+            if body:
+                return UNKNOWN_OPERATION_PAGE
+            content_type = APPLICATION_JSON
+        try:
+            payload = self.call(url, headers, body)
+        except DynamoDBError as error:
+            return (error.status, content_type, orjson.dumps(error.to_wire()), b"")
+        except Exception:
+            logger.exception("internal error while handling %s", headers.get(b"x-amz-target"))
+            internal = InternalServerError()
+            return (internal.status, content_type, orjson.dumps(internal.to_wire()), b"")
+        return (200, content_type, payload, b"")
+
+    def call(self, url: bytes, headers: dict[bytes, bytes], body: bytes) -> bytes:
+        """Decode, authenticate and run one API call; returns the response body."""
+        encoding = headers.get(b"content-encoding")
+        if encoding is not None and encoding.strip().lower() == b"gzip":
+            body = decompress_gzip(body)
+        try:
+            request = orjson.loads(body) if body else None
+        except orjson.JSONDecodeError as error:
+            raise SerializationException() from error
+        operation = TARGETS.get(headers.get(b"x-amz-target", b""))
+        if operation is None:
+            raise UnknownOperationException()
+        authorization = headers.get(b"authorization")
+        if not _has_credentials_fast(authorization, headers):
+            query = url.partition(b"?")[2]
+            has_date = b"x-amz-date" in headers or b"date" in headers
+            check_credentials_present(authorization, has_date, query)
+        if type(request) is not dict:
+            raise SerializationException()
+        result = dispatch(self.database, operation, request)
+        return result if type(result) is bytes else orjson.dumps(result)
+
+
+def cors_preflight(headers: dict[bytes, bytes]) -> Reply:
+    """DynamoDB answers a browser's preflight for any origin."""
+    lines = [CORS_ALLOW_ANY_ORIGIN]
+    requested_headers = headers.get(b"access-control-request-headers")
+    if requested_headers is not None:
+        lines.append(b"Access-Control-Allow-Headers: " + requested_headers + b"\r\n")
+    requested_method = headers.get(b"access-control-request-method")
+    if requested_method is not None:
+        lines.append(b"Access-Control-Allow-Methods: " + requested_method + b"\r\n")
+    lines.append(b"Access-Control-Max-Age: %d\r\n" % CORS_MAX_AGE_SECONDS)
+    return (200, TEXT_PLAIN, b"", b"".join(lines))
