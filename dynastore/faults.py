@@ -39,6 +39,7 @@ from typing import Any
 
 import orjson
 
+from dynastore import limits
 from dynastore.engine.tables import table_name_from_identifier
 from dynastore.errors import (
     DynamoDBError,
@@ -68,7 +69,7 @@ SINGLE_ITEM_WRITES = frozenset(("PutItem", "UpdateItem", "DeleteItem", "BatchWri
 TRANSACTIONS = frozenset(("TransactWriteItems", "TransactGetItems"))
 BATCHES = frozenset(("BatchWriteItem", "BatchGetItem"))
 
-RULES_MAX = 1000
+RULES_MAX = limits.FAULT_RULES_MAX
 """Bound of the rule registry (belongs in dynastore.limits as FAULT_RULES_MAX)."""
 
 Item = dict[str, Any]

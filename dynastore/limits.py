@@ -77,3 +77,21 @@ TABLE_MAX_WRITE_CAPACITY_UNITS = 40000
 # --- Server bounds (not DynamoDB limits, but every queue has one) ------------
 HTTP_HEADER_MAX_BYTES = 64 * 1024
 HTTP_MAX_PIPELINED_REQUESTS = 128
+
+# --- Bounds of our own and rules measured on the live service (module that uses each) ---
+VALIDATION_ERRORS_MAX_LISTED = 10  # ops/shapes.py
+TABLE_NAME_CACHE_ENTRIES = 1024  # ops/shapes.py
+HTTP_SHUTDOWN_GRACE_SECONDS = 10.0  # protocol/server.py
+HTTP_IDLE_CONNECTION_SECONDS = 300  # protocol/server.py
+HTTP_STALLED_REQUEST_SECONDS = 60  # protocol/server.py
+HTTP_MAX_CONNECTIONS = 4096  # protocol/server.py
+TRANSACTION_TOKEN_WINDOW_SECONDS = 600.0  # engine/transactions.py
+TRANSACTION_TOKENS_MAX = 100_000  # engine/transactions.py
+TRANSACTION_CAPACITY_FACTOR = 2  # engine/transactions.py
+FAULT_RULES_MAX = 1000  # faults.py
+UPDATE_ITEM_OVERHEAD_BYTES = 3  # engine/item_ops.py
+UPDATE_ITEM_WRITE_ACTION_BYTES = 19  # engine/item_ops.py
+UPDATE_ITEM_CLEAR_ACTION_BYTES = 2  # engine/item_ops.py
+EXPRESSION_COMPILED_KEY_MAX_CHARACTERS = 2048  # expressions/cache.py
+EXPRESSION_COMPILED_KEY_MAX_NAMES = 32  # expressions/cache.py
+EXPRESSION_DEEP_RECURSION_LIMIT = 20_000  # expressions/cache.py

@@ -131,9 +131,9 @@ def apply(plan: Plan, old_item: Item | None, now: float) -> Mutation | Condition
     return Mutation(old_item, new_item, size_bytes)
 
 
-UPDATE_OVERHEAD_BYTES = 3
-UPDATE_WRITE_ACTION_BYTES = 19
-UPDATE_CLEAR_ACTION_BYTES = 2
+UPDATE_OVERHEAD_BYTES = limits.UPDATE_ITEM_OVERHEAD_BYTES
+UPDATE_WRITE_ACTION_BYTES = limits.UPDATE_ITEM_WRITE_ACTION_BYTES
+UPDATE_CLEAR_ACTION_BYTES = limits.UPDATE_ITEM_CLEAR_ACTION_BYTES
 
 
 def update_size_overhead(keywords: Iterable[str]) -> int:

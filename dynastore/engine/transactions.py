@@ -71,15 +71,15 @@ MESSAGE_TOKEN_MISMATCH = (
     "The request uses the same client token as a previous, but non-identical request."
 )
 
-TOKEN_WINDOW_SECONDS = 600.0
+TOKEN_WINDOW_SECONDS = limits.TRANSACTION_TOKEN_WINDOW_SECONDS
 """A ClientRequestToken is remembered for 10 minutes after its request completed.
 (Belongs in dynastore.limits as TRANSACTION_TOKEN_WINDOW_SECONDS.)"""
-TOKENS_MAX = 100_000
+TOKENS_MAX = limits.TRANSACTION_TOKENS_MAX
 """Bound of the token book; the oldest token is forgotten first.
 (Belongs in dynastore.limits as TRANSACTION_TOKENS_MAX.)"""
 
 WRITE_KINDS = ("ConditionCheck", "Put", "Update", "Delete")
-CAPACITY_FACTOR = 2
+CAPACITY_FACTOR = limits.TRANSACTION_CAPACITY_FACTOR
 """Transactional reads and writes cost twice their plain counterparts."""
 
 

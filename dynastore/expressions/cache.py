@@ -28,7 +28,7 @@ from dynastore.expressions.resolve import ExpressionContext
 
 Parsed = TypeVar("Parsed")
 
-DEEP_RECURSION_LIMIT = 20_000
+DEEP_RECURSION_LIMIT = limits.EXPRESSION_DEEP_RECURSION_LIMIT
 """Recursion limit while re-parsing a deeply nested expression (Python 3.11
 runs Python-to-Python calls without growing the C stack)."""
 
@@ -141,10 +141,10 @@ class _BoundedCache:
 _compiled_cache = _BoundedCache(limits.EXPRESSION_PARSE_CACHE_ENTRIES)
 
 
-COMPILED_KEY_MAX_CHARACTERS = 2048
+COMPILED_KEY_MAX_CHARACTERS = limits.EXPRESSION_COMPILED_KEY_MAX_CHARACTERS
 """Requests whose values are bigger than this are compiled without the cache,
 so the cache holds at most about 4096 x 2 KB of keys."""
-COMPILED_KEY_MAX_NAMES = 32
+COMPILED_KEY_MAX_NAMES = limits.EXPRESSION_COMPILED_KEY_MAX_NAMES
 
 
 def _values_key(values: dict[str, dict[str, Any]]) -> Hashable | None:

@@ -41,6 +41,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dynastore import limits
 from dynastore.errors import SerializationException, ValidationException
 from dynastore.limits import TABLE_NAME_MAX_LENGTH, TABLE_NAME_MIN_LENGTH, TABLE_NAME_PATTERN
 
@@ -49,13 +50,13 @@ Checker = Callable[[Any], bool]
 lenient values, see ``_Converted``); returns False when a constraint fails."""
 
 MODEL_PATH = Path(__file__).with_name("service_model.json")
-MAX_REPORTED_ERRORS = 10
+MAX_REPORTED_ERRORS = limits.VALIDATION_ERRORS_MAX_LISTED
 """DynamoDB (and dynalite after it) lists at most this many constraint errors.
 (Belongs in dynastore.limits as VALIDATION_ERRORS_MAX_LISTED.)"""
 
 JAVA_PACKAGE = "com.amazonaws.dynamodb.v20120810."
 TABLE_ARN_PREFIX = "arn:"
-ACCEPTED_NAMES_CACHE_ENTRIES = 1024
+ACCEPTED_NAMES_CACHE_ENTRIES = limits.TABLE_NAME_CACHE_ENTRIES
 """Bound of each cache of table names already found valid."""
 
 # --- SerializationException texts ---------------------------------------------------

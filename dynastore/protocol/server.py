@@ -48,15 +48,15 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("dynastore.server")
 
-SHUTDOWN_GRACE_SECONDS = 10.0
+SHUTDOWN_GRACE_SECONDS = limits.HTTP_SHUTDOWN_GRACE_SECONDS
 """How long a stopping server waits for connections to finish their request."""
-IDLE_CONNECTION_SECONDS = 300
+IDLE_CONNECTION_SECONDS = limits.HTTP_IDLE_CONNECTION_SECONDS
 """A keep-alive connection with no request for this long is closed (clients
 reconnect transparently; the bound keeps abandoned sockets from piling up)."""
-STALLED_REQUEST_SECONDS = 60
+STALLED_REQUEST_SECONDS = limits.HTTP_STALLED_REQUEST_SECONDS
 """A request that has not progressed for this long (a client that sends half
 a request and stops) is dropped and its connection closed."""
-MAX_CONNECTIONS = 4096
+MAX_CONNECTIONS = limits.HTTP_MAX_CONNECTIONS
 """Connections beyond this many are closed as soon as they are accepted, so a
 flood cannot exhaust the process's file descriptors."""
 
