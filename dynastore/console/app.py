@@ -1,0 +1,204 @@
+"""ConsoleApp: answers GET /console (the page and its static files) and
+POST /console/api/<Operation> (the JSON proxy to a DynamoDB endpoint).
+
+It speaks the server's request-handler shape (``handle(method, url, headers,
+body) -> (status, content type, body, extra header lines)``, see
+dynastore.protocol.app.RequestHandler) without importing the protocol
+package: the console only ever reaches the database through the DynamoDB API.
+
+Safety: the console listens on 127.0.0.1 by default, but a web page the user
+visits could still make the browser POST to it. The proxy therefore requires
+the ``X-Dynastore-Console`` header (a custom header makes a cross-site request
+need a CORS preflight, which the console never grants) and, when the browser
+sends ``Origin``, that it names the same host the request was sent to.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from dynastore.console.proxy import Forwarder, HttpForwarder, InProcessForwarder
+
+CONSOLE_PATH = b"/console"
+API_PREFIX = b"/console/api/"
+STATIC_ROOT = Path(__file__).resolve().parent / "static"
+CONSOLE_HEADER = b"x-dynastore-console"
+OPERATION_NAME = re.compile(rb"^[A-Z][A-Za-z]{2,63}$")
+MAX_PROXY_BODY_BYTES = 16 * 1024 * 1024
+"""A forwarded request body larger than DynamoDB's own 16 MB request limit is refused here."""
+
+Reply = tuple[int, bytes, bytes, bytes]
+JSON = b"application/json"
+TEXT = b"text/plain; charset=utf-8"
+
+SECURITY_HEADERS = (
+    b"Cache-Control: no-store\r\n"
+    b"X-Content-Type-Options: nosniff\r\n"
+    b"Referrer-Policy: no-referrer\r\n"
+    b"X-Frame-Options: DENY\r\n"
+)
+PAGE_HEADERS = SECURITY_HEADERS + (
+    b"Content-Security-Policy: default-src 'self'; img-src 'self' data:; style-src 'self'; "
+    b"script-src 'self'; connect-src 'self'; object-src 'none'; frame-ancestors 'none'; "
+    b"base-uri 'none'; form-action 'none'\r\n"
+)
+CONTENT_TYPES = {
+    ".html": b"text/html; charset=utf-8",
+    ".css": b"text/css; charset=utf-8",
+    ".js": b"text/javascript; charset=utf-8",
+    ".svg": b"image/svg+xml",
+    ".json": b"application/json",
+    ".ico": b"image/x-icon",
+}
+
+
+class RequestHandler(Protocol):
+    def handle(
+        self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes
+    ) -> Reply: ...
+
+
+def _error(status: int, error_type: str, message: str) -> Reply:
+    import json
+
+    body = json.dumps({"__type": error_type, "message": message}).encode()
+    return (status, JSON, body, SECURITY_HEADERS)
+
+
+NOT_FOUND: Reply = (404, TEXT, b"Not found\n", SECURITY_HEADERS)
+
+
+class ConsoleApp:
+    """The console's request handler.
+
+    ``api`` is where DynamoDB calls go: a URL string (``HttpForwarder``, SigV4
+    signed), a request-handle function ``handle(method, url, headers, body)``
+    (``InProcessForwarder``), or any ``forward(operation, body) -> (status,
+    body)`` callable passed as ``forwarder=``.
+    """
+
+    def __init__(
+        self,
+        api: str | HandleFunctionLike | None = None,
+        *,
+        forwarder: Forwarder | None = None,
+        region: str | None = None,
+        static_root: Path = STATIC_ROOT,
+    ) -> None:
+        if forwarder is None:
+            if isinstance(api, str):
+                forwarder = HttpForwarder(api, region)
+            elif api is not None:
+                forwarder = InProcessForwarder(api, region or "us-east-1")
+            else:
+                raise TypeError("ConsoleApp needs an endpoint URL, a handle function or a forwarder")
+        self.forward = forwarder
+        self.endpoint_url = api if isinstance(api, str) else None
+        self.region = getattr(forwarder, "region", None) or region
+        self.static_root = static_root
+        self._files = _static_files(static_root)
+
+    def handles(self, url: bytes) -> bool:
+        """True when ``url`` belongs to the console (``/console`` or below)."""
+        path = url.split(b"?", 1)[0]
+        return path == CONSOLE_PATH or path.startswith(CONSOLE_PATH + b"/")
+
+    def handle(self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes) -> Reply:
+        """The reply to one request under /console; never raises."""
+        path = url.split(b"?", 1)[0]
+        try:
+            if path.startswith(API_PREFIX):
+                if method != b"POST":
+                    return _error(405, "MethodNotAllowed", "the console API takes POST")
+                return self._proxy(path[len(API_PREFIX):], headers, body)
+            if method not in (b"GET", b"HEAD"):
+                return _error(405, "MethodNotAllowed", "static files take GET")
+            return self._static(path, method == b"HEAD")
+        except Exception as error:  # a console bug must not take the server down
+            return _error(500, "com.dynastore.console#InternalError", f"{type(error).__name__}: {error}")
+
+    # --- the proxy --------------------------------------------------------------
+    def _proxy(self, operation: bytes, headers: dict[bytes, bytes], body: bytes) -> Reply:
+        refusal = _refuse_cross_site(headers)
+        if refusal is not None:
+            return refusal
+        if not OPERATION_NAME.match(operation):
+            return _error(400, "com.dynastore.console#BadOperation", "not an operation name")
+        if len(body) > MAX_PROXY_BODY_BYTES:
+            return _error(413, "RequestEntityTooLarge", "request body too large")
+        status, reply = self.forward(operation.decode("ascii"), body or b"{}")
+        return (status, JSON, reply, SECURITY_HEADERS)
+
+    # --- static files -------------------------------------------------------------
+    def _static(self, path: bytes, head_only: bool) -> Reply:
+        relative = path[len(CONSOLE_PATH):].lstrip(b"/").decode("utf-8", "replace")
+        if relative == "config.json":
+            return self._config()
+        file = self._files.get(relative or "index.html")
+        if file is None:
+            return NOT_FOUND
+        content = b"" if head_only else file.read_bytes()
+        content_type = CONTENT_TYPES.get(file.suffix) or _guess_type(file)
+        return (200, content_type, content, PAGE_HEADERS)
+
+    def _config(self) -> Reply:
+        """What the page needs to know about its endpoint (for code snippets and the
+        header); ``endpoint`` is null when the console is served by the database itself."""
+        import json
+
+        body = json.dumps({"endpoint": self.endpoint_url, "region": self.region}).encode()
+        return (200, JSON, body, SECURITY_HEADERS)
+
+
+HandleFunctionLike = Callable[[bytes, bytes, dict[bytes, bytes], bytes], Reply]
+
+
+def _guess_type(file: Path) -> bytes:
+    guessed, _ = mimetypes.guess_type(file.name)
+    return (guessed or "application/octet-stream").encode()
+
+
+def _static_files(root: Path) -> dict[str, Path]:
+    """Every file under ``root`` by its relative URL path: a request can only
+    name one of these, so no path it sends can escape the directory."""
+    return {
+        file.relative_to(root).as_posix(): file
+        for file in sorted(root.rglob("*"))
+        if file.is_file() and not file.name.startswith(".")
+    }
+
+
+def _refuse_cross_site(headers: dict[bytes, bytes]) -> Reply | None:
+    if headers.get(CONSOLE_HEADER) != b"1":
+        return _error(403, "com.dynastore.console#Forbidden", "missing X-Dynastore-Console header")
+    origin = headers.get(b"origin")
+    if origin is not None and origin != b"null":
+        origin_host = urlsplit(origin.decode("latin-1")).netloc.lower()
+        if origin_host != headers.get(b"host", b"").decode("latin-1").lower():
+            return _error(403, "com.dynastore.console#Forbidden", "cross-origin request refused")
+    return None
+
+
+class _WithConsole:
+    """A request handler answering /console itself and delegating everything else."""
+
+    def __init__(self, inner: RequestHandler, console: ConsoleApp) -> None:
+        self.inner = inner
+        self.console = console
+
+    def handle(self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes) -> Reply:
+        if url.startswith(CONSOLE_PATH) and self.console.handles(url):
+            return self.console.handle(method, url, headers, body)
+        return self.inner.handle(method, url, headers, body)
+
+
+def with_console(inner: RequestHandler, region: str | None = None) -> RequestHandler:
+    """``inner`` with the console mounted at /console, its proxy calling
+    ``inner.handle`` in-process (one line for ``dynastore serve`` to add:
+    ``server.application = with_console(server.application)``)."""
+    return _WithConsole(inner, ConsoleApp(inner.handle, region=region))

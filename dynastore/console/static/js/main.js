@@ -1,0 +1,178 @@
+// The console's shell: hash router, sidebar of tables, status bar, keyboard shortcuts, theme.
+
+import { call, capacityText, consoleConfig, describeTable, listAllTables, onCall } from "./api.js";
+import { go, hooks, tableHash } from "./nav.js";
+import { clear, formatBytes, formatCount, h, modal, modalOpen } from "./ui.js";
+import { renderBrowse } from "./views/browse.js";
+import { renderBuilder } from "./views/builder.js";
+import { renderCollections } from "./views/collections.js";
+import { renderImportExport } from "./views/io.js";
+import { renderItem } from "./views/item.js";
+import { renderCreateTable, renderOverview, renderTableList } from "./views/tables.js";
+
+const view = document.getElementById("view");
+const sidebar = document.getElementById("sidebar");
+const crumbs = document.getElementById("crumbs");
+const statusBar = document.getElementById("status-bar");
+
+const TABLE_TABS = [
+  ["items", "Items"], ["collections", "Single-table"], ["builder", "Expression builder"], ["overview", "Overview"], ["io", "Import / Export"],
+];
+
+
+function route() {
+  const raw = location.hash.slice(1) || "/";
+  const [path, query = ""] = raw.split("?");
+  return { parts: path.split("/").filter(Boolean).map(decodeURIComponent), params: new URLSearchParams(query) };
+}
+
+let renderToken = 0;
+async function render() {
+  const { parts, params } = route();
+  const token = ++renderToken;
+  hooks.pageKeys = null;
+  clear(view);
+  view.scrollTop = 0;
+  const table = parts[0] === "t" ? parts[1] : null;
+  setCrumbs(parts);
+  highlightSidebar(table);
+  try {
+    if (!parts.length) await renderTableList(view);
+    else if (parts[0] === "create") await renderCreateTable(view);
+    else if (table) await renderTablePage(table, parts[2] || "items", params);
+    else clear(view, h("div", { class: "empty" }, "Nothing here. ", h("a", { href: "#/" }, "Back to tables")));
+  } catch (error) {
+    if (token !== renderToken) return;
+    clear(view, h("div", { class: "card" }, h("h2", {}, "Could not load this page"), h("p", { class: "error-text" }, `${error.code || error.name}: ${error.message}`),
+      h("div", { class: "btn-row" }, h("button", { onclick: render }, "Retry"), h("a", { href: "#/" }, "Back to tables"))));
+  }
+}
+
+async function renderTablePage(table, tab, params) {
+  const renderers = { items: renderBrowse, collections: renderCollections, builder: renderBuilder, overview: renderOverview, io: renderImportExport, item: renderItem };
+  const renderer = renderers[tab] || renderBrowse;
+  const head = h("div", { class: "page-head" }, h("h1", {}, table));
+  const tabs = h("nav", { class: "tabs", "aria-label": "Table views" },
+    TABLE_TABS.map(([id, label], index) => h("a", { href: tableHash(table, id), class: id === tab ? "active" : "", title: `${label} (${index + 1})` }, label)));
+  const body = h("div", {});
+  view.append(head, tabs, body);
+  describeTable(table).then((description) => head.append(...tableFacts(description)), () => {});
+  await renderer(body, table, params, head);
+}
+
+function tableFacts(table) {
+  const key = (type) => {
+    const entry = table.KeySchema.find((k) => k.KeyType === type);
+    if (!entry) return null;
+    const definition = table.AttributeDefinitions.find((d) => d.AttributeName === entry.AttributeName);
+    return `${entry.AttributeName}:${definition ? definition.AttributeType : "?"}`;
+  };
+  const billing = table.BillingModeSummary?.BillingMode === "PAY_PER_REQUEST" ? "on-demand" : "provisioned";
+  return [
+    h("span", { class: "pill accent", title: "Primary key" }, [key("HASH"), key("RANGE")].filter(Boolean).join(" · ")),
+    h("span", { class: "pill", title: "ItemCount (as DescribeTable reports it)" }, `${formatCount(table.ItemCount)} items`),
+    h("span", { class: "pill", title: "TableSizeBytes" }, formatBytes(table.TableSizeBytes)),
+    h("span", { class: "pill" }, billing),
+  ];
+}
+
+function setCrumbs(parts) {
+  const items = [h("a", { href: "#/" }, "Tables")];
+  if (parts[0] === "create") items.push(h("span", { class: "sep" }, "/"), h("span", {}, "New table"));
+  if (parts[0] === "t") {
+    items.push(h("span", { class: "sep" }, "/"), h("a", { href: tableHash(parts[1]) }, parts[1]));
+    const tab = TABLE_TABS.find(([id]) => id === parts[2]);
+    if (parts[2] === "item") items.push(h("span", { class: "sep" }, "/"), h("span", {}, "Item"));
+    else if (tab) items.push(h("span", { class: "sep" }, "/"), h("span", {}, tab[1]));
+  }
+  clear(crumbs, items);
+}
+
+// --- sidebar -----------------------------------------------------------------------------
+let tableNames = [];
+let sidebarFilter = "";
+async function refreshSidebar() {
+  try {
+    tableNames = await listAllTables();
+  } catch (error) {
+    tableNames = [];
+    clear(sidebar, h("div", { class: "error-text" }, `Cannot list tables: ${error.message}`));
+    return;
+  }
+  drawSidebar();
+}
+
+function drawSidebar() {
+  const current = route().parts[0] === "t" ? route().parts[1] : null;
+  const filter = h("input", { type: "search", placeholder: "Filter tables", value: sidebarFilter, "aria-label": "Filter tables",
+    oninput: (event) => { sidebarFilter = event.target.value; drawList(); } });
+  const list = h("nav", {});
+  const drawList = () => clear(list, tableNames.filter((name) => name.toLowerCase().includes(sidebarFilter.toLowerCase()))
+    .map((name) => h("a", { href: tableHash(name), class: name === current ? "active" : "", title: name }, name)));
+  drawList();
+  clear(sidebar,
+    h("button", { class: "primary", onclick: () => go("#/create") }, "+ New table"),
+    filter,
+    h("div", { class: "side-title" }, h("span", {}, `Tables (${tableNames.length})`), h("button", { class: "ghost small", title: "Refresh", onclick: refreshSidebar }, "↻")),
+    list);
+}
+
+function highlightSidebar(table) {
+  for (const link of sidebar.querySelectorAll("nav a")) link.classList.toggle("active", link.textContent === table);
+}
+
+// --- status bar ----------------------------------------------------------------------------
+onCall(({ operation, ms, data, error, probe }) => {
+  const capacity = data ? capacityText(data.ConsumedCapacity) : null;
+  clear(statusBar,
+    h("span", {}, operation),
+    h("span", {}, `${ms.toFixed(0)} ms`),
+    capacity ? h("span", {}, capacity) : null,
+    error && probe ? h("span", { class: "faint" }, `validation probe answered ${error.code}`)
+      : error ? h("span", { class: "err" }, `${error.code}: ${error.message}`) : h("span", { class: "faint" }, "ok"));
+});
+
+// --- theme and keyboard --------------------------------------------------------------------
+function toggleTheme() {
+  const next = document.documentElement.dataset.theme === "dark" ? "light" : "dark";
+  document.documentElement.dataset.theme = next;
+  try { localStorage.setItem("dynastore.theme", next); } catch { /* private mode */ }
+}
+
+const SHORTCUTS = [
+  ["/", "Focus the search / key finder"], ["1 – 5", "Switch table tab"], ["j / k", "Next / previous row"], ["Enter", "Open the selected item"],
+  ["n / p", "Next / previous page"], ["Ctrl+Enter", "Run the query or expression"], ["Ctrl+S", "Save the item being edited"],
+  ["g t", "Go to the tables list"], ["Shift+D", "Toggle dark mode"], ["Esc", "Close a dialog"], ["?", "This help"],
+];
+
+function showHelp() {
+  modal({ title: "Keyboard shortcuts", body: h("table", { class: "plain shortcuts" }, SHORTCUTS.map(([keys, what]) => h("tr", {}, h("td", {}, h("kbd", {}, keys)), h("td", {}, what)))) });
+}
+
+let lastKey = "";
+document.addEventListener("keydown", (event) => {
+  if (modalOpen()) return;
+  const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(event.target.tagName);
+  if (hooks.pageKeys && hooks.pageKeys(event, typing)) { event.preventDefault(); return; }
+  if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+  const { parts } = route();
+  if (event.key === "?") showHelp();
+  else if (event.key === "D" && event.shiftKey) toggleTheme();
+  else if (event.key === "/") {
+    const target = view.querySelector("[data-focus]") || view.querySelector("input, textarea");
+    if (target) { target.focus(); event.preventDefault(); }
+  } else if (event.key === "t" && lastKey === "g") go("#/");
+  else if (/^[1-5]$/.test(event.key) && parts[0] === "t") go(tableHash(parts[1], TABLE_TABS[Number(event.key) - 1][0]));
+  lastKey = event.key;
+});
+
+document.getElementById("theme-toggle").addEventListener("click", toggleTheme);
+document.getElementById("help-toggle").addEventListener("click", showHelp);
+window.addEventListener("hashchange", render);
+hooks.render = render;
+hooks.refreshSidebar = refreshSidebar;
+
+consoleConfig().then((config) => { document.getElementById("endpoint").textContent = config.endpoint; });
+refreshSidebar();
+render();
+window.dynastoreConsole = { call, go };

@@ -1,0 +1,436 @@
+"""The console in headless Chromium, against a real dynastore server: every flow
+clicked through — create a table, browse and page, query, the single-table view and
+key finder, the item editor (a set and a 38-digit number kept exactly, a conflicting
+save refused with both versions shown), the expression builder, export, delete —
+at 1280x800 and 1920x1080, light and dark. Screenshots land in
+$DYNASTORE_CONSOLE_SCREENSHOTS (default /tmp/dynastore-console-screenshots).
+
+Needs Playwright (pip) and Debian's chromium (apt); skipped when either is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from tests.console.conftest import BIG_NUMBER, seed_numbers, seed_single_table
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+CHROMIUM = os.environ.get("DYNASTORE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+SCREENSHOTS = Path(os.environ.get("DYNASTORE_CONSOLE_SCREENSHOTS", "/tmp/dynastore-console-screenshots"))
+VIEWPORTS = {"1280x800": {"width": 1280, "height": 800}, "1920x1080": {"width": 1920, "height": 1080}}
+
+if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
+    pytest.skip(f"no chromium at {CHROMIUM}", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def seeded(client: Any) -> Any:
+    seed_single_table(client)
+    seed_numbers(client)
+    return client
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+class Console:
+    """A page of the console plus the errors its scripts raised."""
+
+    def __init__(self, page: Any, base_url: str, name: str) -> None:
+        self.page = page
+        self.base_url = base_url
+        self.name = name
+        self.errors: list[str] = []
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
+        page.on("console", self._on_console)
+
+    def _on_console(self, message: Any) -> None:
+        # A DynamoDB error answer (e.g. ResourceNotFoundException) is a 4xx the page
+        # handles; the browser still logs it. Anything else logged as an error counts.
+        if message.type == "error" and "the server responded with a status of 4" not in message.text:
+            self.errors.append(message.text)
+
+    def open(self, hash_path: str) -> Any:
+        self.page.goto(f"{self.base_url}#{hash_path}")
+        self.page.wait_for_load_state("networkidle")
+        return self.page
+
+    def shot(self, label: str) -> Path:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{self.name}-{label}.png"
+        self.page.screenshot(path=str(path), full_page=False)
+        return path
+
+    def assert_fits(self) -> None:
+        """Nothing wider than the window: the page itself never scrolls sideways."""
+        overflow = self.page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"page is {overflow}px wider than the viewport"
+
+
+def make_console(browser: Any, console: Any, request: Any, viewport: str = "1280x800", dark: bool = False) -> Iterator[Console]:
+    context = browser.new_context(viewport=VIEWPORTS[viewport], color_scheme="dark" if dark else "light", accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    wrapper = Console(page, console.url, f"{request.node.name}-{viewport}{'-dark' if dark else ''}")
+    yield wrapper
+    context.close()
+    assert wrapper.errors == []
+
+
+@pytest.fixture()
+def ui(browser: Any, console: Any, seeded: Any, request: Any) -> Iterator[Console]:
+    yield from make_console(browser, console, request)
+
+
+def item_url(table: str, key: dict[str, Any]) -> str:
+    return f"/t/{table}/item?key={quote(json.dumps(key))}"
+
+
+# --- tables ---------------------------------------------------------------------------------
+def test_tables_list_shows_counts_and_sizes(ui: Console, seeded: Any) -> None:
+    table = seeded.describe_table(TableName="app")["Table"]
+    page = ui.open("/")
+    row = page.locator("#tables-grid tr[data-table='app']")
+    row.wait_for()
+    cells = row.locator("td").all_inner_texts()
+    assert cells[4] == f"{table['ItemCount']:,}"
+    assert cells[5].endswith(" B") or cells[5].endswith(" KB")
+    ui.shot("tables")
+    ui.assert_fits()
+
+
+def test_create_table_then_delete_it_with_confirmation(ui: Console, seeded: Any) -> None:
+    page = ui.open("/create")
+    page.fill("#create-name", "shop")
+    page.fill("#create-pk", "PK")
+    page.fill("#create-sk", "SK")
+    page.click("text=+ GSI")
+    gsi = page.locator(".index-row").first
+    gsi.locator("[data-role=name]").fill("GSI1")
+    gsi.locator("[data-role=pk]").fill("GSI1PK")
+    gsi.locator("[data-role=sk]").fill("SK")
+    assert '"IndexName": "GSI1"' in page.locator("pre.codeblock").inner_text()
+    ui.shot("create")
+    page.click("#create-submit")
+    page.wait_for_url("**/t/shop/items")
+    page.locator("#sidebar a", has_text="shop").wait_for()
+    table = seeded.describe_table(TableName="shop")["Table"]
+    assert [i["IndexName"] for i in table["GlobalSecondaryIndexes"]] == ["GSI1"]
+    page.click("text=Overview")
+    page.click("text=Delete table…")
+    page.click("button[data-action='Delete table']")  # wrong confirmation text: refused
+    assert page.locator(".modal input.invalid").count() == 1
+    page.fill(".modal input", "shop")
+    page.click("button[data-action='Delete table']")
+    page.wait_for_url(lambda url: url.endswith("#/"))
+    assert "shop" not in seeded.list_tables()["TableNames"]
+
+
+def test_overview_describes_the_table(ui: Console) -> None:
+    page = ui.open("/t/app/overview")
+    page.locator("text=Partition key").first.wait_for()
+    text = page.locator("#view").inner_text()
+    assert "PK (S)" in text and "SK (S)" in text and "On-demand" in text
+    ui.shot("overview")
+
+
+# --- browse -------------------------------------------------------------------------------------
+def test_scan_pages_forward_and_back(ui: Console) -> None:
+    page = ui.open("/t/numbers/items")
+    page.select_option("#browse-form select >> nth=1", "25")
+    page.click("#browse-run")
+    page.locator("#result-count", has_text="25 items").wait_for()
+    assert "RCU" in page.inner_text("#result-capacity")
+    first_page = page.inner_text("#items-grid tbody")
+    page.click("#page-next")
+    page.locator("text=page 2").wait_for()
+    assert page.inner_text("#items-grid tbody") != first_page
+    page.keyboard.press("n")
+    page.locator("text=page 3 (last)").wait_for()
+    assert page.is_disabled("#page-next")
+    page.keyboard.press("p")
+    page.locator("text=page 2").wait_for()
+    page.click("#page-prev")
+    page.locator("text=page 1").wait_for()
+    assert page.inner_text("#items-grid tbody") == first_page
+    ui.assert_fits()
+
+
+def test_query_with_a_sort_key_condition_and_a_filter(ui: Console) -> None:
+    page = ui.open("/t/app/items")
+    page.click("#mode-query")
+    page.fill("#query-pk", "USER#1")
+    page.select_option("#query-sk-op", "begins_with")
+    page.fill("#query-sk", "ORDER#")
+    page.click("#browse-run")
+    page.locator("#result-count", has_text="3 items").wait_for()
+    headers = page.locator("#items-grid thead th").all_inner_texts()
+    assert headers[:2] == ["PK", "SK"] and "total" in headers and "status" in headers
+    page.click("#add-filter")
+    row = page.locator(".filter-row").last
+    row.locator("input.attr").fill("status")
+    row.locator("input.val").fill("SHIPPED")
+    page.click("#browse-run")
+    page.locator("#result-count", has_text="2 items").wait_for()
+    assert "scanned 3" in page.inner_text("#browse-results")
+    ui.shot("query")
+    page.keyboard.press("j")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/item?key=*")
+    page.locator("#attr-table").wait_for()
+
+
+def test_query_errors_are_shown(ui: Console) -> None:
+    page = ui.open("/t/app/items")
+    page.click("#mode-query")
+    page.fill("#query-pk", "USER#1")
+    page.select_option("#query-sk-op", "BETWEEN")
+    page.fill("#query-sk", "z")
+    page.fill("#query-sk2", "a")
+    page.click("#browse-run")
+    assert "ValidationException" in page.locator("#browse-error").inner_text()
+
+
+# --- single-table view ------------------------------------------------------------------------
+def test_single_table_view_groups_partitions_and_finds_a_singleton(ui: Console) -> None:
+    page = ui.open("/t/app/collections")
+    page.locator(".group[data-partition='USER#1']").wait_for()
+    group = page.locator(".group[data-partition='USER#1']")
+    assert group.locator(".entity", has_text="ORDER").count() == 3
+    assert group.locator(".entity", has_text="PROFILE").count() == 1
+    ui.shot("single-table")
+    group.locator("button", has_text="Query").click()
+    page.wait_for_url("**/t/app/items")
+    page.locator("#result-count", has_text="4 items").wait_for()
+    assert page.input_value("#query-pk") == "USER#1"
+    page.goto(f"{ui.base_url}#/t/app/collections")
+    page.locator(".group[data-partition='USER#1'] button", has_text="+ Item").click()
+    page.locator("#attr-table").wait_for()
+    assert values_of(page)["PK"] == "USER#1"
+    page.goto(f"{ui.base_url}#/t/app/collections")
+    page.fill("#find-pk", "SETTINGS#APP")
+    page.fill("#find-sk", "FLAGS#V1")
+    page.press("#find-sk", "Enter")
+    page.wait_for_url("**/item?key=*")
+    page.locator("#attr-table").wait_for()
+    assert values_of(page)["schema_version"] == BIG_NUMBER
+    page.goto(f"{ui.base_url}#/t/app/collections")
+    page.fill("#find-pk", "SETTINGS#APP")
+    page.fill("#find-sk", "FLAGS#NOPE")
+    page.click("#find-go")
+    page.locator("#find-create").wait_for()
+
+
+# --- item editor --------------------------------------------------------------------------------
+def values_of(page: Any) -> dict[str, str]:
+    names = page.locator("#attr-table tbody td.name input").evaluate_all("els => els.map(e => e.value)")
+    values = page.locator("#attr-table tbody .value").evaluate_all("els => els.map(e => e.value)")
+    return dict(zip(names, values, strict=True))
+
+
+def add_attribute(page: Any, name: str, type_: str, value: str) -> None:
+    page.click("#add-attribute")
+    row = page.locator("#attr-table tbody tr").last
+    row.locator("td.name input").fill(name)
+    row.locator("td.type select").select_option(type_)
+    row.locator(".value").fill(value)
+
+
+def test_item_editor_keeps_types_and_refuses_a_conflicting_save(ui: Console, seeded: Any) -> None:
+    page = ui.open("/t/app/items")
+    page.click("text=+ New item")
+    page.locator("#attr-table").wait_for()
+    page.locator("#attr-table tbody tr").nth(0).locator(".value").fill("USER#9")
+    page.locator("#attr-table tbody tr").nth(1).locator(".value").fill("PROFILE#")
+    add_attribute(page, "tags", "SS", "red\nblue")
+    add_attribute(page, "balance", "N", BIG_NUMBER)
+    add_attribute(page, "avatar", "B", "AAEC")
+    add_attribute(page, "broken", "N", "12abc")
+    page.click("#item-save")
+    assert "not a number" in page.inner_text("#item-problem")  # validated before saving
+    page.locator("#attr-table tbody tr").last.locator("button[title='Remove attribute']").click()
+    page.click("#item-save")
+    page.locator(".toast", has_text="Item saved").wait_for()
+    key = {"PK": {"S": "USER#9"}, "SK": {"S": "PROFILE#"}}
+    stored = seeded.get_item(TableName="app", Key=key)["Item"]
+    assert stored["tags"] == {"SS": ["red", "blue"]} or sorted(stored["tags"]["SS"]) == ["blue", "red"]
+    assert stored["balance"] == {"N": BIG_NUMBER}
+    assert stored["avatar"] == {"B": b"\x00\x01\x02"}
+
+    page.click("#view-plain")
+    text = page.input_value("#item-text")
+    assert f'"balance": {BIG_NUMBER}' in text and '"$SS"' in text and '{"$B": "AAEC"}' in text
+    page.click("#view-dynamo")
+    assert f'"N": "{BIG_NUMBER}"' in page.input_value("#item-text")
+    page.click("#view-plain")
+    page.fill("#item-text", page.input_value("#item-text").replace('"$SS": [', '"$SS": ["green", '))
+    ui.shot("editor-plain")
+
+    # Someone else writes the item meanwhile: our save must be refused, both versions shown.
+    seeded.update_item(TableName="app", Key=key, UpdateExpression="SET balance = :b",
+                       ExpressionAttributeValues={":b": {"N": "1"}})
+    page.click("#item-save")
+    page.locator("#conflict").wait_for()
+    mine = page.inner_text("#conflict pre[data-side=mine]")
+    theirs = page.inner_text("#conflict pre[data-side=theirs]")
+    assert BIG_NUMBER in mine and '"balance": 1' in theirs and "green" in mine and "green" not in theirs
+    assert seeded.get_item(TableName="app", Key=key)["Item"]["balance"] == {"N": "1"}
+    ui.shot("conflict")
+    page.click("#conflict-overwrite")
+    page.locator("#conflict").wait_for(state="detached")
+    page.locator("#item-save:not([disabled])").wait_for()
+    stored = seeded.get_item(TableName="app", Key=key)["Item"]
+    assert stored["balance"] == {"N": BIG_NUMBER} and "green" in stored["tags"]["SS"]
+
+
+def test_conflict_when_an_attribute_was_added(ui: Console, seeded: Any) -> None:
+    key = {"PK": {"S": "SETTINGS#APP"}, "SK": {"S": "FLAGS#V1"}}
+    page = ui.open(item_url("app", key))
+    page.locator("#attr-table").wait_for()
+    seeded.update_item(TableName="app", Key=key, UpdateExpression="SET newflag = :t", ExpressionAttributeValues={":t": {"BOOL": True}})
+    page.click("#item-save")
+    page.locator("#conflict").wait_for()
+    page.click("#conflict-load")
+    assert "newflag" in values_of(page)
+
+
+# --- expression builder ------------------------------------------------------------------------
+def test_expression_builder_validates_runs_and_copies(ui: Console, seeded: Any) -> None:
+    page = ui.open("/t/app/builder")
+    page.click("#op-UpdateItem")
+    page.fill("#builder-key-hash", "SETTINGS#APP")
+    page.fill("#builder-key-range", "FLAGS#V1")
+    update = page.locator(".filter-row").first
+    update.locator("input.attr").fill("schema_version")
+    update.locator("select").nth(1).select_option("N")
+    update.locator("input.val").fill("7")
+    page.click("#add-builder-condition")
+    condition = page.locator(".filter-row").last
+    condition.locator("input.attr").fill("dark")
+    condition.locator("select").nth(1).select_option("BOOL")
+    condition.locator("input.val").fill("true")
+    assert page.inner_text("pre.expression >> nth=0") == "SET #schema_version = :schema_version"
+    assert json.loads(page.inner_text("#builder-names")) == {"#schema_version": "schema_version", "#dark": "dark"}
+    page.click("#builder-validate")
+    page.locator("#builder-validation", has_text="Valid").wait_for()
+    assert seeded.get_item(TableName="app", Key={"PK": {"S": "SETTINGS#APP"}, "SK": {"S": "FLAGS#V1"}})["Item"]["schema_version"] != {"N": "7"}
+    code = page.inner_text("#builder-code")
+    assert "client.update_item(" in code and 'ConditionExpression="#dark = :dark"' in code
+    page.click("text=JS SDK v3")
+    assert "new UpdateItemCommand(" in page.inner_text("#builder-code")
+    page.click("text=AWS CLI")
+    assert "aws dynamodb update-item" in page.inner_text("#builder-code")
+    ui.shot("builder")
+    page.click("#builder-run")
+    page.locator("#builder-run-ok").wait_for()
+    assert seeded.get_item(TableName="app", Key={"PK": {"S": "SETTINGS#APP"}, "SK": {"S": "FLAGS#V1"}})["Item"]["schema_version"] == {"N": "7"}
+    # an invalid expression is reported by the server
+    condition.locator("select").first.select_option("attribute_type")
+    condition.locator("input.val").fill("XX")
+    page.click("#builder-validate")
+    assert "ValidationException" in page.locator("#builder-validation").inner_text()
+
+
+def test_expression_builder_query(ui: Console) -> None:
+    page = ui.open("/t/app/builder")
+    page.click("#op-Query")
+    page.fill("#builder-pk", "USER#2")
+    page.select_option("#builder-sk-op", "begins_with")
+    page.fill("#builder-sk", "ORDER#")
+    assert page.inner_text("pre.expression >> nth=0") == "#PK = :PK AND begins_with(#SK, :SK)"
+    page.keyboard.press("Control+Enter")
+    page.locator("#builder-run-ok").wait_for()
+    assert "3 items" in page.inner_text("#builder-result")
+
+
+# --- export -------------------------------------------------------------------------------------
+def test_export_whole_table_as_dynamodb_json_and_csv(ui: Console) -> None:
+    page = ui.open("/t/numbers/io")
+    with page.expect_download() as download:
+        page.click("#export-start")
+    lines = Path(download.value.path()).read_text().splitlines()
+    assert len(lines) == 60 and all(json.loads(line)["Item"]["id"]["N"] for line in lines)
+    page.select_option("#export-format", "csv")
+    with page.expect_download() as download:
+        page.click("#export-start")
+    rows = Path(download.value.path()).read_text().splitlines()
+    assert rows[0] == "id (N),v (S)" and len(rows) == 61
+
+
+def test_export_every_page_of_a_query(ui: Console) -> None:
+    page = ui.open("/t/numbers/items")
+    page.select_option("#browse-form select >> nth=1", "25")
+    page.click("#browse-run")
+    page.locator("#result-count", has_text="25 items").wait_for()
+    with page.expect_download() as download:
+        page.select_option("#export-menu", "all-json")
+    lines = Path(download.value.path()).read_text().splitlines()
+    assert len(lines) >= 60
+    page.locator(".modal").wait_for(state="detached")
+
+
+def test_import_json_lines(ui: Console, seeded: Any, tmp_path: Path) -> None:
+    source = tmp_path / "import.json"
+    source.write_text("\n".join(json.dumps({"Item": {"id": {"N": str(1000 + n)}, "big": {"N": BIG_NUMBER}}}) for n in range(30)))
+    page = ui.open("/t/numbers/io")
+    page.set_input_files("#import-file", str(source))
+    page.click("#import-start")
+    page.locator("#import-summary", has_text="30 written, 0 failed").wait_for()
+    assert seeded.get_item(TableName="numbers", Key={"id": {"N": "1029"}})["Item"]["big"] == {"N": BIG_NUMBER}
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"Item": {"id": {"N": "1"}}}\n{"Item": {"id": {"N": "nope"}}}\n')
+    page.set_input_files("#import-file", str(bad))
+    page.click("#import-start")
+    page.locator("#import-report", has_text="Nothing was imported: line 2").wait_for()
+    assert seeded.get_item(TableName="numbers", Key={"id": {"N": "1"}})["Item"] == {"id": {"N": "1"}, "v": {"S": "x"}}
+
+
+# --- every page at both sizes, light and dark -------------------------------------------------------
+PAGES = ["/", "/create", "/t/app/items", "/t/app/collections", "/t/app/builder", "/t/app/overview", "/t/app/io",
+         "/t/app/item?key=" + quote(json.dumps({"PK": {"S": "SETTINGS#APP"}, "SK": {"S": "FLAGS#V1"}}))]
+
+
+@pytest.mark.parametrize("viewport", sorted(VIEWPORTS))
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_every_page_fits_the_window(browser: Any, console: Any, seeded: Any, request: Any, viewport: str, dark: bool) -> None:
+    for ui in make_console(browser, console, request, viewport, dark):
+        for index, path in enumerate(PAGES):
+            page = ui.open(path)
+            page.wait_for_timeout(150)
+            assert page.evaluate("document.documentElement.dataset.theme") == ("dark" if dark else "light")
+            ui.assert_fits()
+            ui.shot(f"{index}-{path.strip('/').split('?')[0].replace('/', '-') or 'tables'}")
+
+
+def test_keyboard_shortcuts_and_theme_toggle(ui: Console) -> None:
+    page = ui.open("/t/app/items")
+    page.keyboard.press("?")
+    page.locator(".modal", has_text="Keyboard shortcuts").wait_for()
+    page.keyboard.press("Escape")
+    assert page.locator(".modal").count() == 0
+    page.keyboard.press("4")
+    page.wait_for_url("**/t/app/overview")
+    before = page.evaluate("document.documentElement.dataset.theme")
+    page.keyboard.press("Shift+D")
+    assert page.evaluate("document.documentElement.dataset.theme") != before
+    page.keyboard.press("g")
+    page.keyboard.press("t")
+    page.wait_for_url(lambda url: url.endswith("#/"))

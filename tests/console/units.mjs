@@ -1,0 +1,121 @@
+// Unit tests of the console's pure modules (types, expressions, code generation), run by
+// tests/console/test_js_units.py with node. Prints "ok <count>" or throws.
+import assert from "node:assert/strict";
+import { pathToFileURL } from "node:url";
+import { resolve } from "node:path";
+
+const root = resolve(process.argv[2]);
+const load = (name) => import(pathToFileURL(`${root}/js/${name}`).href);
+const ddb = await load("ddb.js");
+const expr = await load("expr.js");
+const codegen = await load("codegen.js");
+const io = await load("views/io.js");
+let count = 0;
+const test = (name, body) => { try { body(); count += 1; } catch (error) { error.message = `${name}: ${error.message}`; throw error; } };
+
+const BIG = "12345678901234567890123456789012345678";
+const item = {
+  pk: { S: "USER#1" }, n: { N: BIG }, small: { N: "-1.5E-3" }, b: { B: "AAEC" }, t: { BOOL: false }, z: { NULL: true },
+  ss: { SS: ["a", "b"] }, ns: { NS: ["1", BIG] }, bs: { BS: ["AA=="] },
+  l: { L: [{ N: "1" }, { S: "x" }, { M: { deep: { SS: ["q"] } } }] },
+  m: { M: { inner: { N: "0.10" } } }, tricky: { M: { $SS: { S: "not a set" } } },
+};
+
+test("plain JSON round trip keeps every type and digit", () => {
+  const text = ddb.itemToPlainText(item);
+  assert.ok(text.includes(`"n": ${BIG}`));
+  assert.ok(text.includes('"tricky": {"$M": {"$SS": "not a set"}}') || text.includes('"$M"'));
+  assert.deepEqual(ddb.parseItemText(text, "plain"), item);
+});
+
+test("DynamoDB JSON round trip", () => {
+  assert.deepEqual(ddb.parseItemText(ddb.itemToWireText(item), "wire"), item);
+});
+
+test("lossless parser refuses duplicates and reports positions", () => {
+  assert.throws(() => ddb.parseLossless('{"a": 1, "a": 2}'), /Duplicate key "a"/);
+  assert.throws(() => ddb.parseLossless('{\n  "a": tru\n}'), /line 2/);
+  assert.equal(ddb.parseLossless("123456789012345678901234567890").text, "123456789012345678901234567890");
+  const proto = ddb.parseLossless('{"__proto__": {"x": 1}}');
+  assert.equal(Object.keys(proto)[0], "__proto__");
+  assert.equal({}.x, undefined);
+});
+
+test("numbers are checked as DynamoDB does", () => {
+  assert.equal(ddb.numberProblem(BIG), null);
+  assert.match(ddb.numberProblem(BIG + "9"), /39 significant digits/);
+  assert.equal(ddb.numberProblem("1000000000000000000000000000000000000000000"), null); // trailing zeros do not count
+  assert.match(ddb.numberProblem("1E126"), /too large/);
+  assert.equal(ddb.numberProblem("9.9E125"), null);
+  assert.match(ddb.numberProblem("1E-131"), /too small/);
+  assert.match(ddb.numberProblem("12abc"), /not a number/);
+  assert.equal(ddb.canonicalNumber("1.50"), ddb.canonicalNumber("15e-1"));
+});
+
+test("sets: non-empty, no duplicates", () => {
+  assert.throws(() => ddb.plainToWire({ $SS: [] }), /non-empty/);
+  assert.throws(() => ddb.plainToWire({ $SS: ["a", "a"] }), /duplicate/);
+  assert.throws(() => ddb.checkWire({ NS: ["1", "1.0"] }, "x"), /duplicate/);
+  assert.throws(() => ddb.checkWire({ B: "not base64!" }, "x"), /base64/);
+  assert.throws(() => ddb.checkWire({ S: "a", N: "1" }, "x"), /exactly one type/);
+});
+
+test("equality ignores set order and number spelling", () => {
+  assert.ok(ddb.sameValue({ SS: ["a", "b"] }, { SS: ["b", "a"] }));
+  assert.ok(ddb.sameValue({ N: "1.0" }, { N: "1" }));
+  assert.ok(!ddb.sameValue({ L: [{ N: "1" }] }, { L: [{ S: "1" }] }));
+});
+
+test("entity type from the sort key prefix", () => {
+  assert.equal(ddb.entityTypeOf({ PK: { S: "USER#1" }, SK: { S: "ORDER#2024#1" } }, "PK", "SK"), "ORDER");
+  assert.equal(ddb.entityTypeOf({ PK: { S: "X" }, SK: { S: "PROFILE" }, type: { S: "User" } }, "PK", "SK"), "User");
+  assert.equal(ddb.entityTypeOf({ PK: { S: "SESSION#9" } }, "PK", null), "SESSION");
+});
+
+test("expressions: placeholders, paths, key conditions, updates", () => {
+  const builder = new expr.ExpressionBuilder();
+  const key = expr.keyConditionExpression(builder, { hash: "PK", hashValue: { S: "USER#1" }, range: "SK", rangeOp: "BETWEEN", rangeType: "S", rangeValue: "A", rangeValue2: "B" });
+  assert.equal(key, "#PK = :PK AND #SK BETWEEN :SK AND :SK_hi");
+  const filter = expr.conditionExpression(builder, [
+    { attr: "status", op: "=", type: "S", value: "SHIPPED" },
+    { attr: "a.b[2].my-attr", op: "attribute_exists" },
+  ], "OR");
+  assert.equal(filter, "#status = :status OR attribute_exists(#a.#b[2].#n5)");
+  assert.equal(builder.names["#n5"], "my-attr");
+  const update = expr.updateExpression(builder, [
+    { action: "SET", attr: "status", type: "S", value: "DONE" },
+    { action: "INCREMENT", attr: "count", type: "N", value: "1" },
+    { action: "REMOVE", attr: "old" },
+    { action: "ADD", attr: "tags", type: "SS", value: "x, y" },
+  ]);
+  assert.equal(update, "SET #status = :status1, #count = #count + :count REMOVE #old ADD #tags :tags");
+  assert.deepEqual(builder.values[":tags"], { SS: ["x", "y"] });
+});
+
+test("code generation: boto3, JS v3, CLI", () => {
+  const params = { TableName: "app", KeyConditionExpression: "#PK = :PK", ExpressionAttributeNames: { "#PK": "PK" }, ExpressionAttributeValues: { ":PK": { S: "it's" } }, ScanIndexForward: false, Limit: 5 };
+  const py = codegen.boto3Code("Query", params, "http://127.0.0.1:8000");
+  assert.ok(py.includes('client = boto3.client("dynamodb", endpoint_url="http://127.0.0.1:8000")'));
+  assert.ok(py.includes("ScanIndexForward=False,") && py.includes("response = client.query("));
+  const js = codegen.jsV3Code("Query", params, "https://dynamodb.us-east-1.amazonaws.com");
+  assert.ok(js.includes("new DynamoDBClient({})") && js.includes("new QueryCommand({") && js.includes('TableName: "app"'));
+  const cli = codegen.cliCode("Query", params, "http://localhost:8000");
+  assert.ok(cli.startsWith("aws dynamodb query"));
+  assert.ok(cli.includes("--no-scan-index-forward") && cli.includes("--endpoint-url http://localhost:8000"));
+  assert.ok(cli.includes(`'{":PK":{"S":"it'\\''s"}}'`));
+});
+
+if (io) {
+  test("CSV round trip keeps scalar types in the header", () => {
+    const items = [{ id: { N: "1" }, name: { S: 'a "quoted", name' }, tags: { SS: ["x"] } }, { id: { N: "2" }, ok: { BOOL: true } }];
+    const csv = io.toCsv(items);
+    assert.ok(csv.startsWith("id (N),name (S),tags,ok (BOOL)"));
+    assert.deepEqual(io.parseImport(csv, "x.csv"), items);
+  });
+  test("JSON lines import", () => {
+    const lines = io.toJsonLines([{ id: { N: BIG } }]);
+    assert.deepEqual(io.parseImport(lines, "x.json"), [{ id: { N: BIG } }]);
+    assert.throws(() => io.parseImport('{"Item": {"id": {"N": "x"}}}', "x.json"), /line 1/);
+  });
+}
+console.log(`ok ${count}`);
