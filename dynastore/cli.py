@@ -37,6 +37,9 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 logger = logging.getLogger("dynastore")
 
 
+OPERATIONS_PRELOAD_DELAY_SECONDS = 0.5
+
+
 class CannotListen(Exception):
     """The server could not bind its address."""
 
@@ -62,6 +65,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--in-memory", action="store_true", help="keep everything in memory, lost on exit"
     )
     serve.add_argument("--log-level", choices=LOG_LEVELS, default="info")
+    serve.add_argument(
+        "--gsi-lag-ms",
+        type=float,
+        default=None,
+        help="delay before a write reaches global secondary indexes, making DynamoDB's "
+        "eventual consistency visible (default 0, or $DYNASTORE_GSI_LAG_MS)",
+    )
+    serve.add_argument(
+        "--throughput",
+        choices=("off", "enforce"),
+        default="off",
+        help="throttle like DynamoDB: provisioned and on-demand limits, 3,000 RCU / 1,000 WCU "
+        "per partition (docs/throughput.md; default %(default)s)",
+    )
+    console = commands.add_parser(
+        "console", help="serve the web console for any DynamoDB-compatible endpoint"
+    )
+    console.add_argument(
+        "--endpoint", required=True,
+        help="the DynamoDB endpoint URL (dynastore, DynamoDB Local, or real DynamoDB "
+        "with the usual AWS credential chain)",
+    )
+    console.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (%(default)s)")
+    console.add_argument("--port", type=int, default=8001, help="port to listen on (%(default)s)")
+    console.add_argument("--region", default=None, help="AWS region (default: from the endpoint or the AWS config)")
     return parser
 
 
@@ -70,6 +98,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     if arguments.command == "serve":
         return serve(arguments)
+    if arguments.command == "console":
+        from dynastore.console import run_console
+
+        print(f"dynastore console on {listen_url(arguments.host, arguments.port)}/console "
+              f"for {arguments.endpoint}", flush=True)
+        try:
+            run_console(arguments.endpoint, arguments.host, arguments.port, region=arguments.region)
+        except KeyboardInterrupt:
+            pass
+        return 0
     parser.print_help(sys.stderr)
     return 2
 
@@ -89,6 +127,12 @@ def serve(arguments: argparse.Namespace) -> int:
         # e.g. another dynastore holds the directory's lock, or newer data.
         print(f"dynastore: cannot open {data_dir}: {error}", file=sys.stderr)
         return 1
+    if arguments.gsi_lag_ms is not None:
+        database.gsi_lag_seconds = max(0.0, arguments.gsi_lag_ms / 1000)
+    if arguments.throughput == "enforce":
+        from dynastore.throughput import enable
+
+        enable(database)
     where = "in memory" if data_dir is None else str(data_dir)
     try:
         run_event_loop(serve_until_signalled(database, arguments.host, arguments.port, where))
@@ -129,6 +173,11 @@ async def serve_until_signalled(database: Database, host: str, port: int, where:
     from dynastore.protocol.server import Server
 
     server = Server(database, host, port)
+    # The console (/console) is served beside the API and calls it in-process,
+    # exactly as any client would (dynastore/console).
+    from dynastore.console import with_console
+
+    server.application = with_console(server.application, region=database.region)
     try:
         bound_host, bound_port = await server.start()
     except OSError as error:  # the address is in use, or not ours to bind
@@ -137,10 +186,14 @@ async def serve_until_signalled(database: Database, host: str, port: int, where:
     loop = asyncio.get_running_loop()
     for signal_number in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signal_number, stop_requested.set)
-    print(
-        f"dynastore {__version__} listening on {listen_url(bound_host, bound_port)} (data: {where})",
-        flush=True,
-    )
+    url = listen_url(bound_host, bound_port)
+    print(f"dynastore {__version__} listening on {url} (data: {where})", flush=True)
+    print(f"console: {url}/console", flush=True)
+    # Import the remaining operations once the first requests had their chance:
+    # startup stays fast, and no later request pays for an import.
+    from dynastore.ops import load_all
+
+    loop.call_later(OPERATIONS_PRELOAD_DELAY_SECONDS, load_all)
     await stop_requested.wait()
     logger.info("stopping: finishing requests in progress")
     await server.stop()

@@ -124,6 +124,8 @@ def response_bytes(
     table_name: str,
     consistent: bool,
     return_consumed_capacity: str | None,
+    index: tuple[str, str] | None = None,
+    fetched_bytes: int = 0,
 ) -> bytes:
     """The Query/Scan response as JSON bytes, splicing stored items untouched."""
     parts: list[bytes] = [b"{"]
@@ -135,10 +137,43 @@ def response_bytes(
     parts.append(b'"Count":%d,"ScannedCount":%d' % (page.count, page.scanned_count))
     if page.last_evaluated_key is not None:
         parts += [b',"LastEvaluatedKey":', orjson.dumps(page.last_evaluated_key)]
-    capacity = consumed_capacity(
-        return_consumed_capacity, table_name, read=read_units(page.read_bytes, consistent)
-    )
+    if index is None:
+        capacity = consumed_capacity(
+            return_consumed_capacity, table_name, read=read_units(page.read_bytes, consistent)
+        )
+    else:
+        capacity = index_read_capacity(
+            return_consumed_capacity, table_name, index, page, consistent, fetched_bytes
+        )
     if capacity is not None:
         parts += [b',"ConsumedCapacity":', orjson.dumps(capacity)]
     parts.append(b"}")
     return b"".join(parts)
+
+
+def index_read_capacity(
+    return_mode: str | None,
+    table_name: str,
+    index: tuple[str, str],
+    page: Page,
+    consistent: bool,
+    fetched_bytes: int,
+) -> dict[str, Any] | None:
+    """ConsumedCapacity of a read on an index: ``index`` is (ConsumedCapacity
+    member, index name). Items an LSI read fetched from the table
+    (``fetched_bytes``) are charged to the table."""
+    if return_mode not in ("TOTAL", "INDEXES"):
+        return None
+    index_units = read_units(page.read_bytes, consistent)
+    table_units = read_units(fetched_bytes, consistent) if fetched_bytes else 0.0
+    total = index_units + table_units
+    result: dict[str, Any] = {
+        "TableName": table_name,
+        "CapacityUnits": total,
+        "ReadCapacityUnits": total,
+    }
+    if return_mode == "INDEXES":
+        result["Table"] = {"CapacityUnits": table_units, "ReadCapacityUnits": table_units}
+        kind, name = index
+        result[kind] = {name: {"CapacityUnits": index_units, "ReadCapacityUnits": index_units}}
+    return result

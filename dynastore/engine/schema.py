@@ -26,6 +26,59 @@ class KeyAttribute:
 
 
 @dataclass(frozen=True)
+class IndexDefinition:
+    """One secondary index: its key, projection, storage table and state.
+
+    ``partition_keys``/``sort_keys`` hold one attribute each, or up to four for
+    a GSI with multi-attribute keys. The index's entries live in their own
+    storage table (``storage_id``), registered under ``index_storage_name``.
+    """
+
+    name: str
+    kind: str  # "GLOBAL" | "LOCAL"
+    partition_keys: tuple[KeyAttribute, ...]
+    sort_keys: tuple[KeyAttribute, ...]
+    projection_type: str  # "ALL" | "KEYS_ONLY" | "INCLUDE"
+    non_key_attributes: tuple[str, ...] = ()
+    storage_id: int = 0
+    status: str = "ACTIVE"  # CREATING | ACTIVE | DELETING
+    backfilling: bool = False
+    read_capacity_units: int = 0
+    write_capacity_units: int = 0
+    on_demand_max_read_units: int | None = None
+    on_demand_max_write_units: int | None = None
+    last_increase_time: float | None = None
+    last_decrease_time: float | None = None
+    decreases_today: int = 0
+
+    @property
+    def is_global(self) -> bool:
+        return self.kind == "GLOBAL"
+
+    @property
+    def key_names(self) -> tuple[str, ...]:
+        return tuple(attribute.name for attribute in (*self.partition_keys, *self.sort_keys))
+
+    @classmethod
+    def from_raw(cls, raw: dict[str, Any]) -> IndexDefinition:
+        raw = dict(raw)
+        raw["partition_keys"] = tuple(KeyAttribute(**key) for key in raw["partition_keys"])
+        raw["sort_keys"] = tuple(KeyAttribute(**key) for key in raw["sort_keys"])
+        raw["non_key_attributes"] = tuple(raw.get("non_key_attributes", ()))
+        known = {field_.name for field_ in fields(cls)}
+        return cls(**{key: value for key, value in raw.items() if key in known})
+
+
+def index_storage_name(table_name: str, index_name: str) -> str:
+    """The catalogue name of an index's storage table. A '/' can never appear
+    in a DynamoDB table name, so this never collides with a table."""
+    return f"{table_name}/index/{index_name}"
+
+
+INDEX_STORAGE_MARKER = "/index/"
+
+
+@dataclass(frozen=True)
 class TableSchema:
     name: str
     table_id: int  # storage's id; 0 before the catalogue assigns one
@@ -57,8 +110,25 @@ class TableSchema:
     """WarmThroughput: never decreases; tracks the highest provisioned capacity."""
     on_demand_max_read_units: int | None = None
     on_demand_max_write_units: int | None = None
+    indexes: tuple[IndexDefinition, ...] = ()
+    """Secondary indexes (LSIs and GSIs), in the order they were defined."""
     extensions: dict[str, Any] = field(default_factory=dict)
     """Room for later features (indexes, streams, TTL) before they get fields."""
+
+    # --- indexes -------------------------------------------------------------
+    def index(self, name: str) -> IndexDefinition | None:
+        for index in self.indexes:
+            if index.name == name:
+                return index
+        return None
+
+    @property
+    def local_indexes(self) -> tuple[IndexDefinition, ...]:
+        return tuple(index for index in self.indexes if not index.is_global)
+
+    @property
+    def global_indexes(self) -> tuple[IndexDefinition, ...]:
+        return tuple(index for index in self.indexes if index.is_global)
 
     # --- keys ----------------------------------------------------------------
     @property
@@ -115,6 +185,7 @@ class TableSchema:
         )
         raw["tags"] = tuple(tuple(pair) for pair in raw.get("tags", ()))
         raw["table_class_changes"] = tuple(raw.get("table_class_changes", ()))
+        raw["indexes"] = tuple(IndexDefinition.from_raw(index) for index in raw.get("indexes", ()))
         # Metadata written before a field existed simply lacks it: the default applies.
         known = {field_.name for field_ in fields(cls)}
         return cls(**{key: value for key, value in raw.items() if key in known})

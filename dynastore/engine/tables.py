@@ -18,11 +18,12 @@ from __future__ import annotations
 import unicodedata
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dynastore import limits
-from dynastore.engine.schema import KeyAttribute, TableSchema
+from dynastore.engine.schema import IndexDefinition, KeyAttribute, TableSchema
+from dynastore.engine.streams import STREAM_EXTENSION, stream_description
 from dynastore.errors import (
     LimitExceededException,
     ResourceNotFoundException,
@@ -219,6 +220,11 @@ def _check_projection(projection: Mapping[str, Any]) -> None:
         )
     if non_key is None and projection_type == "INCLUDE":
         raise invalid_parameter("ProjectionType is INCLUDE, but NonKeyAttributes is not specified")
+    seen: set[str] = set()
+    for attribute in non_key or ():
+        if attribute in seen:
+            raise invalid_parameter(f"Duplicate element in NonKeyAttributes: {attribute}")
+        seen.add(attribute)
 
 
 def _check_local_index(
@@ -238,14 +244,53 @@ def _check_local_index(
     _check_projection(index.get("Projection") or {})
 
 
+INDEX_KEY_ATTRIBUTES_MAX = 4
+"""Multi-attribute GSI keys: up to four partition and four sort attributes."""
+
+
+def _check_multi_attribute_key_schema(
+    elements: Sequence[Mapping[str, Any]], definitions: Sequence[KeyAttribute], name: Any
+) -> None:
+    """A GSI key schema of more than two elements: HASH elements first (1-4),
+    then RANGE elements (0-4), every attribute defined and used once."""
+    names = [str(element.get("AttributeName")) for element in elements]
+    defined = [definition.name for definition in definitions]
+    if any(attribute not in defined for attribute in names):
+        raise invalid_parameter(
+            "Some index key attributes are not defined in AttributeDefinitions. "
+            f"Keys: [{', '.join(names)}], AttributeDefinitions: [{', '.join(defined)}]"
+        )
+    if len(set(names)) != len(names):
+        raise ValidationException("The KeySchema contains multiple key attributes with the same name")
+    types = [element.get("KeyType") for element in elements]
+    if types[0] != "HASH":
+        raise ValidationException(
+            "Invalid KeySchema: The first KeySchemaElement is not a HASH key type"
+        )
+    hash_count = types.index("RANGE") if "RANGE" in types else len(types)
+    if any(key_type != "RANGE" for key_type in types[hash_count:]):
+        raise invalid_parameter("All HASH key attributes must precede RANGE key attributes in the KeySchema")
+    for kind, count in (("HASH", hash_count), ("RANGE", len(types) - hash_count)):
+        if count > INDEX_KEY_ATTRIBUTES_MAX:
+            raise invalid_parameter(
+                f"The KeySchema exceeds the maximum allowed number of {kind} key attributes"
+            )
+
+
 def _check_global_index(
     index: Mapping[str, Any], definitions: Sequence[KeyAttribute], billing_mode: str
 ) -> None:
     elements = index.get("KeySchema") or []
+    name = index.get("IndexName")
     if len(elements) > TABLE_KEY_SCHEMA_MAX_ELEMENTS:
-        return  # multi-attribute keys: refused as unsupported without finer checks
-    _check_index_key_schema(elements, definitions)
+        _check_multi_attribute_key_schema(elements, definitions, name)
+    else:
+        _check_index_key_schema(elements, definitions)
     _check_projection(index.get("Projection") or {})
+    check_index_throughput(index, billing_mode)
+
+
+def check_index_throughput(index: Mapping[str, Any], billing_mode: str) -> None:
     name = index.get("IndexName")
     has_throughput = index.get("ProvisionedThroughput") is not None
     if billing_mode == PAY_PER_REQUEST and has_throughput:
@@ -263,9 +308,9 @@ def check_create_indexes(
     partition_key: KeyAttribute,
     sort_key: KeyAttribute | None,
     billing_mode: str,
-) -> None:
-    """Secondary indexes arrive with a later issue: validate them as DynamoDB
-    does (cheap, and the messages are right), then refuse them."""
+) -> tuple[IndexDefinition, ...]:
+    """Validate LocalSecondaryIndexes and GlobalSecondaryIndexes as DynamoDB
+    does; return their definitions (LSIs first, then GSIs, each in request order)."""
     local = request.get("LocalSecondaryIndexes")
     global_ = request.get("GlobalSecondaryIndexes")
     for member, indexes in (("LocalSecondaryIndexes", local), ("GlobalSecondaryIndexes", global_)):
@@ -294,10 +339,48 @@ def check_create_indexes(
             "GlobalSecondaryIndex count exceeds the per-table limit of "
             f"{limits.GLOBAL_SECONDARY_INDEXES_PER_TABLE}"
         )
-    if local:
-        raise unsupported("LocalSecondaryIndexes")
-    if global_:
-        raise unsupported("GlobalSecondaryIndexes")
+    parsed = [index_definition(index, definitions, "LOCAL") for index in local or []]
+    parsed += [index_definition(index, definitions, "GLOBAL") for index in global_ or []]
+    check_projected_attribute_count(parsed)
+    return tuple(parsed)
+
+
+def check_projected_attribute_count(indexes: Sequence[IndexDefinition]) -> None:
+    """At most 100 INCLUDE'd non-key attributes across a table's indexes."""
+    total = sum(len(index.non_key_attributes) for index in indexes)
+    if total > limits.PROJECTED_NON_KEY_ATTRIBUTES_PER_TABLE:
+        raise invalid_parameter(
+            "Number of projected attributes in all indexes exceeds limit of "
+            f"{limits.PROJECTED_NON_KEY_ATTRIBUTES_PER_TABLE}"
+        )
+
+
+def index_definition(
+    index: Mapping[str, Any], definitions: Sequence[KeyAttribute], kind: str, status: str = "ACTIVE"
+) -> IndexDefinition:
+    """An already validated index of a request, typed from AttributeDefinitions."""
+    defined = {definition.name: definition for definition in definitions}
+    elements = index.get("KeySchema") or []
+    projection = index.get("Projection") or {}
+    read, write = present_throughput(index) or (0, 0)
+    on_demand = index.get("OnDemandThroughput") or {}
+    return IndexDefinition(
+        name=str(index.get("IndexName")),
+        kind=kind,
+        partition_keys=tuple(
+            defined[e["AttributeName"]] for e in elements if e.get("KeyType") == "HASH"
+        ),
+        sort_keys=tuple(
+            defined[e["AttributeName"]] for e in elements if e.get("KeyType") == "RANGE"
+        ),
+        projection_type=str(projection.get("ProjectionType")),
+        non_key_attributes=tuple(projection.get("NonKeyAttributes") or ()),
+        status=status,
+        read_capacity_units=read,
+        write_capacity_units=write,
+        on_demand_max_read_units=on_demand.get("MaxReadRequestUnits"),
+        on_demand_max_write_units=on_demand.get("MaxWriteRequestUnits"),
+    )
 
 
 def _claim_index_name(names: set[str], name: Any) -> None:
@@ -322,8 +405,6 @@ def check_create_secondary_features(request: Mapping[str, Any]) -> None:
             raise invalid_parameter(
                 "Table is being created with a stream enabled, UpdateViewType is required"
             )
-        if enabled:
-            raise unsupported("StreamSpecification")
     encryption = request.get("SSESpecification") or {}
     if encryption.get("Enabled"):
         raise unsupported("SSESpecification")
@@ -333,8 +414,21 @@ def check_create_secondary_features(request: Mapping[str, Any]) -> None:
         raise unsupported("GlobalTableSourceArn")
 
 
-def check_attribute_count(key_names: Sequence[str], definitions: Sequence[KeyAttribute]) -> None:
-    if len(definitions) != len(set(key_names)):
+def check_attribute_count(
+    key_names: Sequence[str],
+    definitions: Sequence[KeyAttribute],
+    indexes: Sequence[IndexDefinition] = (),
+) -> None:
+    used = set(key_names)
+    for index in indexes:
+        used.update(index.key_names)
+    if indexes and len(definitions) > len(used):
+        raise invalid_parameter(
+            "Some AttributeDefinitions are not used. AttributeDefinitions: "
+            f"[{', '.join(sorted(d.name for d in definitions))}], "
+            f"keys used: [{', '.join(sorted(used))}]"
+        )
+    if len(definitions) != len(used):
         raise invalid_parameter(
             "Number of attributes in KeySchema does not exactly match number of "
             "attributes defined in AttributeDefinitions"
@@ -459,10 +553,10 @@ def build_table_schema(
     billing_mode = check_create_billing(request)
     definitions = parse_attribute_definitions(request)
     partition_key, sort_key = parse_key_schema(request, definitions)
-    check_create_indexes(request, definitions, partition_key, sort_key, billing_mode)
+    indexes = check_create_indexes(request, definitions, partition_key, sort_key, billing_mode)
     check_create_secondary_features(request)
     key_names = [partition_key.name] + ([sort_key.name] if sort_key else [])
-    check_attribute_count(key_names, definitions)
+    check_attribute_count(key_names, definitions, indexes)
     read, write = present_throughput(request) or (0, 0)
     if billing_mode == PROVISIONED:
         check_capacity_limits(read, write, region, reserved)
@@ -493,6 +587,7 @@ def build_table_schema(
         warm_write_units=warm_write,
         on_demand_max_read_units=on_demand.get("MaxReadRequestUnits"),
         on_demand_max_write_units=on_demand.get("MaxWriteRequestUnits"),
+        indexes=indexes,
     )
 
 
@@ -601,8 +696,77 @@ def warm_throughput_description(schema: TableSchema, status: str = "ACTIVE") -> 
     }
 
 
+def index_arn(schema: TableSchema, index: IndexDefinition) -> str:
+    return f"{schema.arn}/index/{index.name}"
+
+
+def index_description(
+    schema: TableSchema, index: IndexDefinition, statistics: tuple[int, int]
+) -> dict[str, Any]:
+    """One entry of LocalSecondaryIndexes/GlobalSecondaryIndexes, as DynamoDB shows it."""
+    key_schema = [{"AttributeName": key.name, "KeyType": "HASH"} for key in index.partition_keys]
+    key_schema += [{"AttributeName": key.name, "KeyType": "RANGE"} for key in index.sort_keys]
+    projection: dict[str, Any] = {"ProjectionType": index.projection_type}
+    if index.projection_type == "INCLUDE":
+        projection["NonKeyAttributes"] = list(index.non_key_attributes)
+    description: dict[str, Any] = {
+        "IndexName": index.name,
+        "KeySchema": key_schema,
+        "Projection": projection,
+    }
+    if index.is_global:
+        description["IndexStatus"] = index.status
+        if index.status == "CREATING":
+            description["Backfilling"] = index.backfilling
+        provisioned = schema.billing_mode == PROVISIONED
+        description["ProvisionedThroughput"] = {
+            "NumberOfDecreasesToday": index.decreases_today,
+            "ReadCapacityUnits": index.read_capacity_units if provisioned else 0,
+            "WriteCapacityUnits": index.write_capacity_units if provisioned else 0,
+        }
+    description["IndexSizeBytes"] = statistics[1]
+    description["ItemCount"] = statistics[0]
+    description["IndexArn"] = index_arn(schema, index)
+    if index.is_global:
+        on_demand = {}
+        if index.on_demand_max_read_units is not None:
+            on_demand["MaxReadRequestUnits"] = index.on_demand_max_read_units
+        if index.on_demand_max_write_units is not None:
+            on_demand["MaxWriteRequestUnits"] = index.on_demand_max_write_units
+        if on_demand:
+            description["OnDemandThroughput"] = on_demand
+        description["WarmThroughput"] = {
+            "ReadUnitsPerSecond": max(index.read_capacity_units, schema.warm_read_units),
+            "WriteUnitsPerSecond": max(index.write_capacity_units, schema.warm_write_units),
+            "Status": "ACTIVE" if index.status == "ACTIVE" else index.status,
+        }
+    return description
+
+
+def add_index_descriptions(
+    schema: TableSchema,
+    description: dict[str, Any],
+    index_statistics: Mapping[str, tuple[int, int]] | None,
+) -> None:
+    statistics = index_statistics or {}
+    for member, indexes in (
+        ("LocalSecondaryIndexes", schema.local_indexes),
+        ("GlobalSecondaryIndexes", schema.global_indexes),
+    ):
+        if indexes:
+            description[member] = [
+                index_description(schema, index, statistics.get(index.name, (0, 0)))
+                for index in indexes
+            ]
+
+
 def table_description(
-    schema: TableSchema, *, item_count: int, size_bytes: int, now: float
+    schema: TableSchema,
+    *,
+    item_count: int,
+    size_bytes: int,
+    now: float,
+    index_statistics: Mapping[str, tuple[int, int]] | None = None,
 ) -> dict[str, Any]:
     """The TableDescription DescribeTable returns, in DynamoDB's member order."""
     description: dict[str, Any] = {
@@ -621,6 +785,9 @@ def table_description(
         "TableId": schema.table_uuid,
     }
     _optional_summaries(schema, description)
+    add_index_descriptions(schema, description, index_statistics)
+    if schema.extensions:
+        description.update(stream_description(schema.extensions))
     description["DeletionProtectionEnabled"] = schema.deletion_protection
     description["WarmThroughput"] = warm_throughput_description(schema)
     return description
@@ -631,6 +798,8 @@ def created_table_description(schema: TableSchema, request: Mapping[str, Any]) -
     (LastUpdateToPayPerRequestDateTime; WarmThroughput unless the request set it)."""
     description = table_description(schema, item_count=0, size_bytes=0, now=schema.creation_time)
     description["TableStatus"] = "CREATING"
+    for index in description.get("GlobalSecondaryIndexes", ()):
+        index["IndexStatus"] = "CREATING"
     if "BillingModeSummary" in description:
         description["BillingModeSummary"] = {"BillingMode": schema.billing_mode}
     if non_empty(request.get("WarmThroughput")):
@@ -641,11 +810,22 @@ def created_table_description(schema: TableSchema, request: Mapping[str, Any]) -
 
 
 def deleted_table_description(
-    schema: TableSchema, *, item_count: int, size_bytes: int, now: float
+    schema: TableSchema,
+    *,
+    item_count: int,
+    size_bytes: int,
+    now: float,
+    index_statistics: Mapping[str, tuple[int, int]] | None = None,
 ) -> dict[str, Any]:
     """DeleteTable's answer: DELETING, without key schema, definitions,
     CreationDateTime and WarmThroughput (as DynamoDB answers)."""
-    description = table_description(schema, item_count=item_count, size_bytes=size_bytes, now=now)
+    description = table_description(
+        schema,
+        item_count=item_count,
+        size_bytes=size_bytes,
+        now=now,
+        index_statistics=index_statistics,
+    )
     for member in ("AttributeDefinitions", "KeySchema", "CreationDateTime", "WarmThroughput"):
         del description[member]
     description["TableStatus"] = "DELETING"
@@ -745,8 +925,6 @@ def check_update_combination(request: Mapping[str, Any], changes: set[str]) -> N
 
 
 def check_update_unsupported(request: Mapping[str, Any], changes: set[str]) -> None:
-    if "GlobalSecondaryIndexUpdates" in changes:
-        raise unsupported("GlobalSecondaryIndexUpdates")
     if "SSESpecification" in changes:
         raise unsupported("SSESpecification")
     if "ReplicaUpdates" in changes:
@@ -762,15 +940,18 @@ def check_update_unsupported(request: Mapping[str, Any], changes: set[str]) -> N
         raise invalid_parameter(
             "If stream is being disabled, then UpdateViewType must not be specified"
         )
-    if enabled:
-        raise unsupported("StreamSpecification")
 
 
 def check_stream_disable(schema: TableSchema, request: Mapping[str, Any]) -> None:
-    """Disabling a stream the table does not have (dynastore tables have none yet)."""
+    """Disabling a stream the table does not have, or enabling a second one."""
     stream = request.get("StreamSpecification")
-    if stream is not None and not stream.get("StreamEnabled"):
+    if stream is None:
+        return
+    has_stream = STREAM_EXTENSION in schema.extensions
+    if not stream.get("StreamEnabled") and not has_stream:
         raise ValidationException(f"Table has no stream to disable: TableName: {schema.name}")
+    if stream.get("StreamEnabled") and has_stream:
+        raise ValidationException(f"Table already has an enabled stream: TableName: {schema.name}")
 
 
 def check_billing_update(schema: TableSchema, request: Mapping[str, Any]) -> str:
@@ -1094,3 +1275,196 @@ def validate_tag_keys(keys: Sequence[Any]) -> list[str]:
 
 def tags_description(tags: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
     return [{"Key": key, "Value": value} for key, value in tags]
+
+
+# --- UpdateTable: GlobalSecondaryIndexUpdates ---------------------------------------
+
+ONLINE_INDEX_ACTIONS_PER_UPDATE = 1
+"""DynamoDB creates or deletes one index per UpdateTable (LimitExceededException)."""
+
+
+def check_index_updates_shape(request: Mapping[str, Any]) -> None:
+    """The request-only rules of GlobalSecondaryIndexUpdates (before the table is read)."""
+    updates = request.get("GlobalSecondaryIndexUpdates")
+    if updates is None:
+        return
+    if len(updates) == 0:
+        raise invalid_parameter("List of GlobalSecondaryIndexUpdates is empty")
+    names: set[str] = set()
+    online = 0
+    for update in updates:
+        actions = [update.get(kind) for kind in ("Update", "Create", "Delete")]
+        present = [action for action in actions if action is not None]
+        if not present:
+            raise invalid_parameter(
+                "One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, "
+                "GlobalSecondaryIndexUpdate.Delete must not be null"
+            )
+        if len(present) > 1:
+            raise invalid_parameter(
+                "Only one global secondary index action is allowed per "
+                "GlobalSecondaryIndexUpdate object"
+            )
+        name = present[0].get("IndexName")
+        if name in names:
+            raise invalid_parameter(
+                "Only one global secondary index update per index is allowed simultaneously. "
+                f"Index: {name}"
+            )
+        names.add(name)
+        online += update.get("Create") is not None or update.get("Delete") is not None
+    if online > ONLINE_INDEX_ACTIONS_PER_UPDATE:
+        raise LimitExceededException(
+            "Subscriber limit exceeded: Only 1 online index can be created or deleted "
+            "simultaneously per table"
+        )
+
+
+def _merged_definitions(schema: TableSchema, request: Mapping[str, Any]) -> tuple[KeyAttribute, ...]:
+    """The table's AttributeDefinitions with the request's added (a type may not change)."""
+    merged = {definition.name: definition for definition in schema.attribute_definitions}
+    for definition in parse_attribute_definitions(request):
+        existing = merged.get(definition.name)
+        if existing is not None and existing.type != definition.type:
+            raise invalid_parameter(
+                "Attributes cannot be redefined. Please check that your attribute has the same "
+                "type as previously defined."
+            )
+        merged[definition.name] = definition
+    return tuple(merged.values())
+
+
+def _created_index(
+    schema: TableSchema, create: Mapping[str, Any], billing_mode: str, definitions: Sequence[KeyAttribute]
+) -> IndexDefinition:
+    name = create.get("IndexName")
+    if schema.index(str(name)) is not None:
+        raise ValidationException("Attempting to create an index which already exists")
+    if not definitions:
+        raise invalid_parameter(f"AttributeDefinitions is not specified for index: {name}")
+    elements = create.get("KeySchema") or []
+    if len(elements) > TABLE_KEY_SCHEMA_MAX_ELEMENTS:
+        _check_multi_attribute_key_schema(elements, definitions, name)
+    else:
+        _check_index_key_schema(elements, definitions)
+    _check_projection(create.get("Projection") or {})
+    has_throughput = create.get("ProvisionedThroughput") is not None
+    if billing_mode == PROVISIONED and not has_throughput:
+        raise invalid_parameter(f"ProvisionedThroughput must be specified for index: {name}")
+    if billing_mode == PAY_PER_REQUEST and has_throughput:
+        raise invalid_parameter(
+            f"Neither ReadCapacityUnits nor WriteCapacityUnits can be specified for index: {name} "
+            "when BillingMode is PAY_PER_REQUEST"
+        )
+    if len(schema.global_indexes) >= limits.GLOBAL_SECONDARY_INDEXES_PER_TABLE:
+        raise LimitExceededException(
+            "GlobalSecondaryIndex count exceeds the per-table limit of "
+            f"{limits.GLOBAL_SECONDARY_INDEXES_PER_TABLE}"
+        )
+    return index_definition(create, definitions, "GLOBAL", status="CREATING")
+
+
+def _existing_global_index(schema: TableSchema, name: Any, verb: str) -> IndexDefinition:
+    index = schema.index(str(name))
+    if index is None:
+        raise ResourceNotFoundException(
+            f"Requested resource not found: Table: {schema.name} Index: {name} not found"
+        )
+    if not index.is_global:
+        raise ValidationException(f"Cannot {verb} an index that is not a GlobalSecondaryIndex: {name}")
+    return index
+
+
+def _updated_index_throughput(
+    schema: TableSchema, index: IndexDefinition, update: Mapping[str, Any], billing_mode: str, now: float
+) -> IndexDefinition:
+    throughput = update.get("ProvisionedThroughput")
+    on_demand = update.get("OnDemandThroughput")
+    if throughput is None and on_demand is not None:
+        read_max = on_demand.get("MaxReadRequestUnits", index.on_demand_max_read_units)
+        write_max = on_demand.get("MaxWriteRequestUnits", index.on_demand_max_write_units)
+        return replace(
+            index,
+            on_demand_max_read_units=None if read_max == -1 else read_max,
+            on_demand_max_write_units=None if write_max == -1 else write_max,
+        )
+    if throughput is None:
+        return index
+    if billing_mode == PAY_PER_REQUEST:
+        raise invalid_parameter(
+            f"The only Updates for index: {index.name} when TableThroughputMode is "
+            "PAY_PER_REQUEST can be to OnDemandThroughput, WarmThroughput"
+        )
+    read, write = _units(throughput, "ReadCapacityUnits"), _units(throughput, "WriteCapacityUnits")
+    if read is None or write is None:
+        raise invalid_parameter(
+            f"Both ReadCapacityUnits and WriteCapacityUnits must be specified for index: {index.name}"
+        )
+    if (read, write) == (index.read_capacity_units, index.write_capacity_units):
+        raise ValidationException(
+            f"The provisioned throughput for the index {index.name} will not change. The requested "
+            "value equals the current value. "
+            f"Current ReadCapacityUnits provisioned for the index: {index.read_capacity_units}. "
+            f"Requested ReadCapacityUnits: {read}. "
+            f"Current WriteCapacityUnits provisioned for the index: {index.write_capacity_units}. "
+            f"Requested WriteCapacityUnits: {write}. "
+            "Refer to the Amazon DynamoDB Developer Guide for current limits and how to "
+            "request higher limits."
+        )
+    changes: dict[str, Any] = {"read_capacity_units": read, "write_capacity_units": write}
+    if read > index.read_capacity_units or write > index.write_capacity_units:
+        changes["last_increase_time"] = now
+    if read < index.read_capacity_units or write < index.write_capacity_units:
+        changes["last_decrease_time"] = now
+        changes["decreases_today"] = index.decreases_today + 1
+    return replace(index, **changes)
+
+
+@dataclass(frozen=True)
+class IndexUpdates:
+    """What GlobalSecondaryIndexUpdates does: the indexes the table keeps (new
+    ones CREATING, without storage yet), and the names created/deleted/updated."""
+
+    indexes: tuple[IndexDefinition, ...]
+    created: tuple[str, ...] = ()
+    deleted: tuple[IndexDefinition, ...] = ()
+    updated: tuple[str, ...] = ()
+
+
+def plan_index_updates(
+    schema: TableSchema, request: Mapping[str, Any], billing_mode: str, now: float
+) -> IndexUpdates:
+    indexes = list(schema.indexes)
+    created: list[str] = []
+    deleted: list[IndexDefinition] = []
+    updated: list[str] = []
+    definitions = _merged_definitions(schema, request) if request.get("AttributeDefinitions") else ()
+    for update in request.get("GlobalSecondaryIndexUpdates") or []:
+        if update.get("Create") is not None:
+            index = _created_index(schema, update["Create"], billing_mode, definitions)
+            indexes.append(index)
+            created.append(index.name)
+        elif update.get("Delete") is not None:
+            index = _existing_global_index(schema, update["Delete"].get("IndexName"), "delete")
+            indexes = [other for other in indexes if other.name != index.name]
+            deleted.append(index)
+        else:
+            action = update["Update"]
+            index = _existing_global_index(schema, action.get("IndexName"), "update")
+            changed = _updated_index_throughput(schema, index, action, billing_mode, now)
+            indexes = [changed if other.name == index.name else other for other in indexes]
+            updated.append(index.name)
+    check_projected_attribute_count(indexes)
+    return IndexUpdates(tuple(indexes), tuple(created), tuple(deleted), tuple(updated))
+
+
+def definitions_in_use(
+    schema: TableSchema, request: Mapping[str, Any], indexes: Sequence[IndexDefinition]
+) -> tuple[KeyAttribute, ...]:
+    """AttributeDefinitions after an index change: those the table and its
+    indexes still use (DynamoDB drops the definitions of a deleted index)."""
+    merged = _merged_definitions(schema, request) if request.get("AttributeDefinitions") else schema.attribute_definitions
+    used = set(schema.key_names)
+    for index in indexes:
+        used.update(index.key_names)
+    return tuple(definition for definition in merged if definition.name in used)

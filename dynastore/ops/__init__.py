@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dynastore.errors import UnknownOperationException
@@ -52,33 +53,50 @@ def module_name(operation: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", operation).lower()
 
 
-def _load_handlers() -> dict[str, Handler]:
-    handlers: dict[str, Handler] = {}
-    for operation in ALL_OPERATIONS:
-        name = f"{__name__}.{module_name(operation)}"
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as error:
-            if error.name != name:
-                raise
-            continue
-        handlers[operation] = module.handle
-    return handlers
+_PACKAGE_DIRECTORY = Path(__file__).resolve().parent
+
+IMPLEMENTED: frozenset[str] = frozenset(
+    operation
+    for operation in ALL_OPERATIONS
+    if (_PACKAGE_DIRECTORY / f"{module_name(operation)}.py").exists()
+)
+"""Operations with a module here. Modules are imported on first use, so a
+server answers its first request without importing every operation."""
 
 
-OPERATIONS: dict[str, Handler] = _load_handlers()
+class _Handlers(dict[str, Handler]):
+    """operation -> handler, importing the operation's module on first use."""
+
+    def __missing__(self, operation: str) -> Handler:
+        if operation not in IMPLEMENTED:
+            raise KeyError(operation)
+        handler: Handler = importlib.import_module(f"{__name__}.{module_name(operation)}").handle
+        self[operation] = handler
+        return handler
+
+
+OPERATIONS: dict[str, Handler] = _Handlers()
+
+
+def load_all() -> None:
+    """Import every operation now (a server calls it once it is listening)."""
+    for operation in IMPLEMENTED:
+        OPERATIONS[operation]
 
 
 def dispatch(database: Database, operation: str, request: dict[str, Any]) -> dict[str, Any] | bytes:
     """Run one operation. Raises a DynamoDBError for anything DynamoDB refuses."""
-    handler = OPERATIONS.get(operation)
-    if handler is None:
+    try:
+        handler = OPERATIONS[operation]
+    except KeyError:
         if operation in ALL_OPERATIONS:
             raise UnknownOperationException(
                 f"dynastore does not implement {operation} yet "
                 "(see docs/compatibility.md)"
-            )
-        raise UnknownOperationException()
+            ) from None
+        raise UnknownOperationException() from None
     validate_request(operation, request)
     database.faults.armed and database.faults.before(operation, request)  # docs/faults.md
+    if database.throughput is not None:  # docs/throughput.md: off unless asked for
+        return database.throughput.run(operation, handler, request)
     return handler(database, request)

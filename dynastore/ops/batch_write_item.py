@@ -4,7 +4,8 @@ Every request is validated before anything is written (values, item size,
 table, key schema, no key twice in a table); then all writes commit in one
 storage transaction, so a failure leaves every table untouched. Nothing is
 ever left unprocessed (UnprocessedItems is empty): the server has no
-throughput limit to run into. Each write costs its own rounded write units
+throughput limit to run into -- unless an Unprocessed fault rule holds items
+back (docs/faults.md). Each write costs its own rounded write units
 (the larger of the old and new item), summed per table.
 """
 
@@ -15,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from dynastore import limits
 from dynastore.engine.capacity import consumed_capacity, write_units
+from dynastore.engine.indexes import merge_units
 from dynastore.engine.item_ops import Item, check_batch_item_key, check_item_size, check_key
 from dynastore.engine.rows import row_for
 from dynastore.engine.schema import TableSchema
 from dynastore.errors import ValidationException
+from dynastore.faults import hold_batch_writes
 from dynastore.types.attribute_value import MESSAGE_MULTIPLE_TYPES, validate_item
 
 if TYPE_CHECKING:
@@ -42,6 +45,7 @@ class TableWrites:
     schema: TableSchema | None = None
     units: float = 0.0
     keys: list[tuple[bytes, bytes]] = field(default_factory=list)
+    index_units: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
@@ -56,17 +60,47 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
         table.schema = database.table(table.name)
     for table in tables:
         _check_keys(table)
+    unprocessed = hold_batch_writes(database.faults, tables) if database.faults.armed else {}
     wants_capacity = request.get("ReturnConsumedCapacity") in ("TOTAL", "INDEXES")
     with database.storage.transaction():
         for table in tables:
             _write_table(database, table, wants_capacity)
-    response: dict[str, Any] = {"UnprocessedItems": {}}
+    response: dict[str, Any] = {"UnprocessedItems": unprocessed}
     if wants_capacity:
         mode = request["ReturnConsumedCapacity"]
-        response["ConsumedCapacity"] = [
-            consumed_capacity(mode, table.name, write=table.units) for table in tables
-        ]
+        response["ConsumedCapacity"] = [_capacity(mode, table) for table in tables]
+    if request.get("ReturnItemCollectionMetrics") == "SIZE":
+        metrics = _collection_metrics(database, tables)
+        if metrics:
+            response["ItemCollectionMetrics"] = metrics
     return response
+
+
+def _collection_metrics(database: Database, tables: list[TableWrites]) -> dict[str, list[Any]]:
+    """One ItemCollectionMetrics per item collection written, for tables with an LSI."""
+    metrics: dict[str, list[Any]] = {}
+    for table in tables:
+        schema = table.schema
+        assert schema is not None
+        if not schema.local_indexes:
+            continue
+        seen: set[bytes] = set()
+        for write, (pk, _) in zip(table.writes, table.keys, strict=True):
+            if pk in seen:
+                continue
+            seen.add(pk)
+            key = write.item if write.item is not None else write.key
+            assert key is not None
+            metrics.setdefault(table.name, []).append(database.item_collection_metrics(schema, key))
+    return metrics
+
+
+def _capacity(mode: str, table: TableWrites) -> dict[str, Any] | None:
+    """A table's units; index writes are listed in INDEXES mode and counted in both."""
+    capacity = consumed_capacity(mode, table.name, write=table.units, indexes=table.index_units)
+    if mode == "TOTAL" and capacity is not None and table.index_units:
+        capacity["CapacityUnits"] += sum(sum(units.values()) for units in table.index_units.values())
+    return capacity
 
 
 def _parse_write(write: Any) -> Write:
@@ -112,7 +146,10 @@ def _write_table(database: Database, table: TableWrites, wants_capacity: bool) -
         if wants_capacity:
             old_size = 0 if old_row is None else old_row.size
             table.units += write_units(max(old_size, write.size_bytes))
+        index_units = None
         if write.item is not None:
-            database.write_row(schema, row_for(schema, write.item, write.size_bytes), old_row)
+            row = row_for(schema, write.item, write.size_bytes)
+            index_units = database.write_row(schema, row, old_row)
         elif old_row is not None:
-            database.delete_row(schema, old_row)
+            index_units = database.delete_row(schema, old_row)
+        merge_units(table.index_units, index_units)

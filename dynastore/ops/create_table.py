@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from dynastore.engine import tables
 from dynastore.errors import ResourceInUseException
+from dynastore.streams_api.control import enable_on_create
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -32,4 +33,5 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     if name in database.tables:
         raise ResourceInUseException(f"Table already exists: {name}")
     created = database.create_table(schema)
+    created = enable_on_create(database, created, request)  # StreamSpecification (issue 5)
     return {"TableDescription": tables.created_table_description(created, request)}

@@ -11,6 +11,7 @@ from dynastore.engine.capacity import write_units
 from dynastore.engine.item_ops import ConditionFailed, DeletePlan, apply, check_key
 from dynastore.engine.rows import item_of
 from dynastore.ops.put_item import (
+    add_collection_metrics,
     add_write_capacity,
     check_return_values_old_only,
     condition_failed,
@@ -36,10 +37,12 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     outcome = apply(DeletePlan(key, condition), old_item, database.now())
     if isinstance(outcome, ConditionFailed):
         raise condition_failed(request, outcome, write_units(size_of(row)))
+    index_units = None
     if row is not None:
-        database.delete_row(schema, row)
+        index_units = database.delete_row(schema, row)
     response: dict[str, Any] = {}
     if return_values == "ALL_OLD" and old_item is not None:
         response["Attributes"] = old_item
-    add_write_capacity(response, request, schema.name, size_of(row), 0)
+    add_write_capacity(response, request, schema.name, size_of(row), 0, index_units)
+    add_collection_metrics(database, response, request, schema, key)
     return response

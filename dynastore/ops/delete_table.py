@@ -25,8 +25,13 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     if schema.deletion_protection:
         raise ValidationException(PROTECTED_MESSAGE)
     item_count, size_bytes = database.table_statistics(schema)
+    index_statistics = database.index_statistics(schema)
     database.drop_table(schema.name)
     description = tables.deleted_table_description(
-        schema, item_count=item_count, size_bytes=size_bytes, now=database.now()
+        schema,
+        item_count=item_count,
+        size_bytes=size_bytes,
+        now=database.now(),
+        index_statistics=index_statistics,
     )
     return {"TableDescription": description}

@@ -32,6 +32,7 @@ from dynastore.types.attribute_value import SetValidationError, validate_item
 
 if TYPE_CHECKING:
     from dynastore.database import Database
+    from dynastore.engine.schema import TableSchema
     from dynastore.storage.base import Row
 
 EXPRESSION_PARAMETERS = frozenset(
@@ -71,12 +72,28 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     if isinstance(outcome, ConditionFailed):
         units = write_units(max(size_of(old_row), size_bytes))
         raise condition_failed(request, outcome, units)
-    database.write_row(schema, new_row, old_row)
+    index_units = database.write_row(schema, new_row, old_row)
     response: dict[str, Any] = {}
     if return_values == "ALL_OLD" and old_item is not None:
         response["Attributes"] = old_item
-    add_write_capacity(response, request, schema.name, size_of(old_row), size_bytes)
+    add_write_capacity(response, request, schema.name, size_of(old_row), size_bytes, index_units)
+    add_collection_metrics(database, response, request, schema, item)
     return response
+
+
+def add_collection_metrics(
+    database: Database,
+    response: dict[str, Any],
+    request: dict[str, Any],
+    schema: TableSchema,
+    key: dict[str, Any],
+) -> None:
+    """ItemCollectionMetrics, for ReturnItemCollectionMetrics=SIZE on a table with an LSI."""
+    if request.get("ReturnItemCollectionMetrics") != "SIZE":
+        return
+    metrics = database.item_collection_metrics(schema, key)
+    if metrics is not None:
+        response["ItemCollectionMetrics"] = metrics
 
 
 def wants_capacity(request: dict[str, Any]) -> bool:
@@ -182,10 +199,15 @@ def add_write_capacity(
     table_name: str,
     old_size_bytes: int,
     new_size_bytes: int,
+    index_units: dict[str, dict[str, float]] | None = None,
 ) -> None:
-    """A write costs 1 WCU per KB of the larger of the item before and after."""
+    """A write costs 1 WCU per KB of the larger of the item before and after,
+    plus what its index entries cost (``index_units``, from Database.write_row)."""
     if not wants_capacity(request):
         return
     mode = request["ReturnConsumedCapacity"]
     units = write_units(max(old_size_bytes, new_size_bytes))
-    response["ConsumedCapacity"] = consumed_capacity(mode, table_name, write=units)
+    capacity = consumed_capacity(mode, table_name, write=units, indexes=index_units)
+    if mode == "TOTAL" and capacity is not None and index_units:
+        capacity["CapacityUnits"] += sum(sum(by_name.values()) for by_name in index_units.values())
+    response["ConsumedCapacity"] = capacity

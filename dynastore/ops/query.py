@@ -17,10 +17,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from dynastore import limits
-from dynastore.engine import legacy
+from dynastore.engine import indexes, legacy
 from dynastore.engine.pagination import ReadPlan, read_page, response_bytes
-from dynastore.engine.schema import KeyAttribute, TableSchema
+from dynastore.engine.schema import IndexDefinition, KeyAttribute, TableSchema
 from dynastore.errors import ResourceNotFoundException, ValidationException, invalid_parameter
 from dynastore.expressions import (
     Condition,
@@ -33,7 +35,7 @@ from dynastore.expressions import (
 from dynastore.expressions.ast import Path
 from dynastore.expressions.evaluate import parse_checked_condition
 from dynastore.expressions.validate import resolve_path
-from dynastore.storage.base import SortKeyRange
+from dynastore.storage.base import Row, SortKeyRange, Storage
 from dynastore.types.attribute_value import compare_values, type_of, validate_attribute_value
 from dynastore.types.keys import encode_attribute
 
@@ -137,15 +139,6 @@ def check_start_key_shape(schema: TableSchema, start_key: Item, message: str) ->
     schema.check_key_shape(start_key)
 
 
-def check_no_index(request: dict[str, Any]) -> None:
-    index_name = request.get("IndexName")
-    if index_name is not None:
-        raise ValidationException(
-            f"The table does not have the specified index: {index_name} "
-            "(dynastore does not support secondary indexes yet)"
-        )
-
-
 @dataclass(frozen=True)
 class Expressions:
     """The compiled filter and projection of a Query or Scan request."""
@@ -204,12 +197,14 @@ def _condition_paths(text: str, context: ExpressionContext) -> tuple[tuple[str, 
     return tuple(paths)
 
 
-def check_key_paths(schema: TableSchema, expressions: Expressions) -> None:
+def check_key_paths(
+    schema: TableSchema, expressions: Expressions, key_names: tuple[str, ...] | None = None
+) -> None:
     """Key attributes are scalars: no ``pk.x`` or ``pk[0]`` in a filter or projection."""
     projected = expressions.projection.paths if expressions.projection is not None else ()
     nested = [name for name, deeper in expressions.filter_paths if deeper]
     nested += [str(path[0]) for path in projected if len(path) > 1]
-    for name in schema.key_names:
+    for name in key_names or schema.key_names:
         if name in nested:
             raise ValidationException(
                 "Key attributes must be scalars; list random access '[]' and map lookup '.' "
@@ -217,9 +212,15 @@ def check_key_paths(schema: TableSchema, expressions: Expressions) -> None:
             )
 
 
-def read_plan(schema: TableSchema, request: dict[str, Any], expressions: Expressions, select: str) -> ReadPlan:
+def read_plan(
+    schema: TableSchema,
+    request: dict[str, Any],
+    expressions: Expressions,
+    select: str,
+    key_names: tuple[str, ...] | None = None,
+) -> ReadPlan:
     return ReadPlan(
-        key_names=schema.key_names,
+        key_names=key_names or schema.key_names,
         limit=request.get("Limit"),
         filter=expressions.filter.evaluate if expressions.filter is not None else None,
         projection=expressions.projection.apply if expressions.projection is not None else None,
@@ -227,7 +228,13 @@ def read_plan(schema: TableSchema, request: dict[str, Any], expressions: Express
     )
 
 
-def respond(schema: TableSchema, request: dict[str, Any], plan: ReadPlan, rows: Any) -> bytes:
+def respond(
+    schema: TableSchema,
+    request: dict[str, Any],
+    plan: ReadPlan,
+    rows: Any,
+    index: IndexDefinition | None = None,
+) -> bytes:
     page = read_page(rows, plan)
     return response_bytes(
         page,
@@ -235,6 +242,8 @@ def respond(schema: TableSchema, request: dict[str, Any], plan: ReadPlan, rows: 
         table_name=schema.name,
         consistent=bool(request.get("ConsistentRead")),
         return_consumed_capacity=request.get("ReturnConsumedCapacity"),
+        index=(indexes.capacity_kind(index), index.name) if index is not None else None,
+        fetched_bytes=rows.fetched_bytes if isinstance(rows, TableFetch) else 0,
     )
 
 
@@ -270,7 +279,9 @@ def handle(database: Database, request: dict[str, Any]) -> bytes:
         if len(request["KeyConditions"]) not in (1, 2):
             raise ValidationException("Conditions can be of length 1 or 2 only")
     schema = _table(database, request, key_text, context)
-    check_no_index(request)
+    index = resolve_index(schema, request, start_key)
+    if index is not None:
+        return _query_index(database, schema, index, request, key_text, context, expressions, select, start_key)
     if start_key is not None:
         check_start_key_shape(schema, start_key, MESSAGE_START_KEY_INVALID)
     key_range = _key_range(schema, request, key_text, context)
@@ -487,6 +498,215 @@ def _start_sort_key(
     elif start_pk != pk:
         raise ValidationException(MESSAGE_START_KEY_OUTSIDE)
     return start_sk
+
+
+# --- reads on a secondary index ----------------------------------------------------
+
+MESSAGE_CONSISTENT_GSI = "Consistent reads are not supported on global secondary indexes"
+
+
+def resolve_index(
+    schema: TableSchema, request: dict[str, Any], start_key: Item | None
+) -> IndexDefinition | None:
+    """The index a Query/Scan names (None: the table), with DynamoDB's refusals."""
+    name = request.get("IndexName")
+    if name is None:
+        return None
+    index = schema.index(name)
+    if index is None:
+        if start_key is not None:
+            raise ValidationException(MESSAGE_START_KEY_INVALID)
+        raise ValidationException(f"The table does not have the specified index: {name}")
+    if index.is_global and request.get("ConsistentRead"):
+        raise ValidationException(MESSAGE_CONSISTENT_GSI)
+    if index.backfilling or index.status == "CREATING":
+        raise ValidationException(f"Cannot read from backfilling global secondary index: {name}")
+    return index
+
+
+class TableFetch:
+    """Index rows replaced by the table's items, for an LSI read that asks for
+    attributes the index does not hold; counts the bytes fetched (charged to
+    the table)."""
+
+    def __init__(self, storage: Storage, schema: TableSchema, rows: Any) -> None:
+        self.storage = storage
+        self.schema = schema
+        self.rows = rows
+        self.fetched_bytes = 0
+
+    def __iter__(self) -> Any:
+        schema = self.schema
+        for row in self.rows:
+            key = schema.key_of(orjson.loads(row.item))
+            stored = self.storage.get(schema.table_id, *schema.encode_key(key))
+            if stored is None:  # cannot happen: entries follow their items atomically
+                continue
+            self.fetched_bytes += stored.size
+            yield Row(row.pk_hash, row.pk, row.sk, stored.item, row.size)
+
+
+def index_read_setup(
+    database: Database,
+    schema: TableSchema,
+    index: IndexDefinition,
+    request: dict[str, Any],
+    expressions: Expressions,
+    select: str,
+) -> tuple[ReadPlan, bool]:
+    """The read plan of an index read, and whether items come from the table
+    (an LSI asked for attributes it does not project)."""
+    check_key_paths(schema, expressions, indexes.start_key_names(schema, index))
+    projected = indexes.projected_names(schema, index)
+    wants_all = select == "ALL_ATTRIBUTES" and request.get("Select") is not None
+    fetch = False
+    if projected is not None:
+        needed = {name for name, _ in expressions.filter_paths}
+        if expressions.projection is not None:
+            needed.update(str(path[0]) for path in expressions.projection.paths)
+        if wants_all and index.is_global:
+            raise invalid_parameter(
+                f"Select type ALL_ATTRIBUTES is not supported for global secondary index "
+                f"{index.name} because its projection type is not ALL"
+            )
+        fetch = not index.is_global and (wants_all or not needed <= projected)
+    plan = read_plan(schema, request, expressions, select, indexes.start_key_names(schema, index))
+    return plan, fetch
+
+
+def _query_index(
+    database: Database,
+    schema: TableSchema,
+    index: IndexDefinition,
+    request: dict[str, Any],
+    key_text: str | None,
+    context: ExpressionContext,
+    expressions: Expressions,
+    select: str,
+    start_key: Item | None,
+) -> bytes:
+    if index.is_global:
+        database.propagate_index_changes()  # only pending under --gsi-lag-ms
+    start = indexes.check_index_start_key(schema, index, start_key) if start_key else None
+    partition_values, equal_values, operator, values = _index_key_range(
+        schema, index, request, key_text, context
+    )
+    context.check_all_used()
+    _check_filter_keys_named(index.key_names, expressions)
+    plan, fetch = index_read_setup(database, schema, index, request, expressions, select)
+    sort_range = indexes.index_sort_range(index, equal_values, operator, values)
+    pk = indexes.index_partition(index, partition_values)
+    start_sk = None
+    if start is not None:
+        if operator is not None or equal_values:
+            if not _in_range(sort_range, start[1]):
+                raise ValidationException(MESSAGE_START_KEY_PREDICATE)
+            if start[0] != pk:
+                raise ValidationException(MESSAGE_ONE_ROW)
+        elif start[0] != pk:
+            raise ValidationException(MESSAGE_START_KEY_OUTSIDE)
+        start_sk = start[1]
+    rows: Any = database.storage.query(
+        index.storage_id,
+        pk,
+        sort_range,
+        forward=request.get("ScanIndexForward", True) is not False,
+        exclusive_start_sk=start_sk,
+    )
+    if fetch:
+        rows = TableFetch(database.storage, schema, rows)
+    return respond(schema, request, plan, rows, index)
+
+
+def _index_view(schema: TableSchema, index: IndexDefinition) -> TableSchema:
+    """The index seen as a table with a one-attribute key, to reuse the table's
+    key-condition compiler and its messages."""
+    return indexes.derived(schema, index, "view", _make_index_view)  # type: ignore[no-any-return]
+
+
+def _make_index_view(schema: TableSchema, index: IndexDefinition) -> TableSchema:
+    from dataclasses import replace
+
+    sort = index.sort_keys[0] if index.sort_keys else None
+    return replace(schema, partition_key=index.partition_keys[0], sort_key=sort, indexes=())
+
+
+def _index_key_range(
+    schema: TableSchema,
+    index: IndexDefinition,
+    request: dict[str, Any],
+    key_text: str | None,
+    context: ExpressionContext,
+) -> tuple[tuple[Item, ...], tuple[Item, ...], str | None, tuple[Item, ...]]:
+    """(partition values, equal sort values, operator on the next sort
+    attribute, its values) of a Query's key condition on ``index``."""
+    if len(index.partition_keys) == 1 and len(index.sort_keys) <= 1:
+        key_range = _key_range(_index_view(schema, index), request, key_text, context)
+        return (key_range.partition_value,), (), key_range.sort_operator, key_range.sort_values
+    if key_text is None:
+        raise ValidationException(
+            "KeyConditions are not supported on an index with a multi-attribute key; "
+            "use KeyConditionExpression"
+        )
+    return _multi_attribute_key_range(index, key_text, context)
+
+
+def _multi_attribute_key_range(
+    index: IndexDefinition, key_text: str, context: ExpressionContext
+) -> tuple[tuple[Item, ...], tuple[Item, ...], str | None, tuple[Item, ...]]:
+    """Equality on every partition attribute; on the sort attributes, equality
+    left to right, then at most one range condition, without gaps."""
+    from dynastore.expressions.key_condition import _check_key_value, _Collector
+
+    node = parse_checked_condition(key_text, context, "KeyConditionExpression")
+    collector = _Collector(context)
+    collector.walk(node)
+    conditions = dict(collector.conditions)
+    partition_values = []
+    for attribute in index.partition_keys:
+        condition = conditions.pop(attribute.name, None)
+        if condition is None:
+            raise ValidationException(f"Query condition missed key schema element: {attribute.name}")
+        if condition[0] != "EQ":
+            raise ValidationException(MESSAGE_KEY_CONDITION_NOT_SUPPORTED)
+        _check_key_value(attribute.name, attribute.type, condition[1][0])
+        partition_values.append(condition[1][0])
+    equal_values: list[Item] = []
+    operator: str | None = None
+    values: tuple[Item, ...] = ()
+    used = 0
+    for attribute in index.sort_keys:
+        condition = conditions.pop(attribute.name, None)
+        if condition is None:
+            break
+        used += 1
+        for value in condition[1]:
+            _check_key_value(attribute.name, attribute.type, value)
+        if operator is not None:
+            raise ValidationException(
+                "Query key condition not supported: a condition other than equality must be on "
+                "the last sort key attribute used"
+            )
+        if condition[0] == "EQ":
+            equal_values.append(condition[1][0])
+        else:
+            operator, values = condition
+    if conditions:
+        # A condition on a later sort attribute skipped this one (or names no key).
+        missed = index.sort_keys[used].name if used < len(index.sort_keys) else next(iter(conditions))
+        raise ValidationException(f"Query condition missed key schema element: {missed}")
+    return tuple(partition_values), tuple(equal_values), operator, values
+
+
+def _check_filter_keys_named(key_names: tuple[str, ...], expressions: Expressions) -> None:
+    referenced = {name for name, _ in expressions.filter_paths}
+    for name in key_names:
+        if name in referenced:
+            parameter = "QueryFilter" if expressions.legacy_filter else "Filter Expression"
+            raise ValidationException(
+                f"{parameter} can only contain non-primary key attributes: "
+                f"Primary key attribute: {name}"
+            )
 
 
 __all__ = [

@@ -12,20 +12,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from dynastore import limits
-from dynastore.engine import legacy
-from dynastore.engine.schema import TableSchema
+from dynastore.engine import indexes, legacy
+from dynastore.engine.schema import IndexDefinition, TableSchema
 from dynastore.errors import ValidationException
 from dynastore.expressions import ExpressionContext
 from dynastore.ops.query import (
+    Expressions,
+    TableFetch,
     check_attributes_to_get,
     check_key_paths,
     check_limit,
-    check_no_index,
     check_select,
     check_start_key_shape,
     check_start_key_values,
     compile_read_expressions,
+    index_read_setup,
     read_plan,
+    resolve_index,
     respond,
 )
 from dynastore.storage.base import HASH_SPACE
@@ -135,9 +138,44 @@ def handle(database: Database, request: dict[str, Any]) -> bytes:
     expressions = compile_read_expressions(request, context, "ScanFilter")
     context.check_all_used()
     schema = database.table(request["TableName"])
-    check_no_index(request)
+    index = resolve_index(schema, request, start_key)
     low, high = segment_bounds(segment, total_segments)
+    if index is not None:
+        return _scan_index(database, schema, index, request, expressions, select, start_key, (segment, total_segments))
     check_key_paths(schema, expressions)
     start = _start_position(schema, start_key, segment, total_segments, low, high)
     rows = database.storage.scan(schema.table_id, low, high, exclusive_start=start)
     return respond(schema, request, read_plan(schema, request, expressions, select), rows)
+
+
+def _scan_index(
+    database: Database,
+    schema: TableSchema,
+    index: IndexDefinition,
+    request: dict[str, Any],
+    expressions: Expressions,
+    select: str,
+    start_key: dict[str, Any] | None,
+    segments: tuple[int, int],
+) -> bytes:
+    """Scan over an index's entries (in the index's partition-hash order, so
+    parallel segments split the index as they split a table)."""
+    if index.is_global:
+        database.propagate_index_changes()  # only pending under --gsi-lag-ms
+    segment, total = segments
+    low, high = segment_bounds(segment, total)
+    start = None
+    if start_key is not None:
+        pk, sk = indexes.check_index_start_key(schema, index, start_key)
+        pk_hash = partition_hash(pk)
+        if total > 1 and not low <= pk_hash < high:
+            raise ValidationException(
+                "The provided starting key is invalid: Invalid ExclusiveStartKey. Please use "
+                f"ExclusiveStartKey with correct Segment. TotalSegments: {total} Segment: {segment}"
+            )
+        start = (pk_hash, pk, sk)
+    plan, fetch = index_read_setup(database, schema, index, request, expressions, select)
+    rows: Any = database.storage.scan(index.storage_id, low, high, exclusive_start=start)
+    if fetch:
+        rows = TableFetch(database.storage, schema, rows)
+    return respond(schema, request, plan, rows, index)

@@ -28,6 +28,7 @@ from dynastore.errors import ValidationException
 from dynastore.expressions import cache as parse_cache
 from dynastore.ops.put_item import (
     ENVELOPE,
+    add_collection_metrics,
     add_write_capacity,
     condition_failed,
     size_of,
@@ -56,12 +57,13 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     if isinstance(outcome, ConditionFailed):
         raise condition_failed(request, outcome, write_units(size_of(row)))
     assert outcome.new_item is not None
-    database.write_row(schema, row_for(schema, outcome.new_item, outcome.new_size), row)
+    index_units = database.write_row(schema, row_for(schema, outcome.new_item, outcome.new_size), row)
     response: dict[str, Any] = {}
     attributes = returned_attributes(return_values, plan, outcome)
     if attributes:
         response["Attributes"] = attributes
-    add_write_capacity(response, request, schema.name, size_of(row), outcome.new_size)
+    add_write_capacity(response, request, schema.name, size_of(row), outcome.new_size, index_units)
+    add_collection_metrics(database, response, request, schema, key)
     return response
 
 

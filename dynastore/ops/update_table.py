@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from dynastore.engine import tables
 from dynastore.engine.schema import TableSchema
+from dynastore.streams_api import control as streams_control
+from dynastore.workers.backfill import start_backfill
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -28,12 +30,66 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     tables.check_update_has_changes(request, changes)
     tables.check_update_combination(request, changes)
     tables.check_update_unsupported(request, changes)
+    tables.check_index_updates_shape(request)
     schema = database.table(tables.table_name_from_identifier(request.get("TableName", "")))
     now = database.now()
     updated = apply_changes(database, schema, request, changes, now)
-    if updated != schema:
+    index_updates = None
+    if "GlobalSecondaryIndexUpdates" in changes:
+        index_updates = tables.plan_index_updates(updated, request, updated.billing_mode, now)
+        updated = apply_index_updates(database, updated, request, index_updates)
+    elif updated != schema:
         database.update_table(updated)
-    return {"TableDescription": answer(database, schema, updated, changes, now)}
+    description = answer(database, schema, updated, changes, now)
+    if index_updates is not None:
+        describe_index_updates(description, updated, index_updates)
+        for name in index_updates.created:
+            index = updated.index(name)
+            assert index is not None
+            start_backfill(database, updated.name, index)
+    return {"TableDescription": description}
+
+
+def apply_index_updates(
+    database: Database, schema: TableSchema, request: dict[str, Any], plan: tables.IndexUpdates
+) -> TableSchema:
+    """Create the new indexes' storage, drop the deleted ones', persist the table."""
+    with database.storage.transaction():
+        indexes = tuple(
+            database.create_index_storage(schema, index) if index.name in plan.created else index
+            for index in plan.indexes
+        )
+        updated = replace(
+            schema,
+            indexes=indexes,
+            attribute_definitions=tables.definitions_in_use(schema, request, indexes),
+        )
+        for index in plan.deleted:
+            database.storage.drop_table(index.storage_id)
+        database.update_table(updated)
+    return updated
+
+
+def describe_index_updates(
+    description: dict[str, Any], schema: TableSchema, plan: tables.IndexUpdates
+) -> None:
+    """DynamoDB answers while the change is under way: the table UPDATING, a new
+    index CREATING (not yet backfilling), a deleted one DELETING, an updated one
+    UPDATING."""
+    description["TableStatus"] = "UPDATING"
+    listed = description.setdefault("GlobalSecondaryIndexes", [])
+    for entry in listed:
+        if entry["IndexName"] in plan.created:
+            entry["IndexStatus"] = "CREATING"
+            entry["Backfilling"] = False
+        elif entry["IndexName"] in plan.updated:
+            entry["IndexStatus"] = "UPDATING"
+    for index in plan.deleted:
+        entry = tables.index_description(schema, index, (0, 0))
+        entry["IndexStatus"] = "DELETING"
+        listed.append(entry)
+    if not listed:
+        del description["GlobalSecondaryIndexes"]
 
 
 def apply_changes(
@@ -55,6 +111,8 @@ def apply_changes(
         updated = tables.apply_table_class(updated, request["TableClass"], now)
     if "DeletionProtectionEnabled" in changes:
         updated = replace(updated, deletion_protection=bool(request["DeletionProtectionEnabled"]))
+    if "UpdateStreamEnabled" in changes:
+        updated = streams_control.apply_update(database, updated, request, now)
     return updated
 
 
@@ -94,7 +152,11 @@ def answer(
     is still being applied, so some members still show the old values."""
     item_count, size_bytes = database.table_statistics(after)
     description = tables.table_description(
-        after, item_count=item_count, size_bytes=size_bytes, now=now
+        after,
+        item_count=item_count,
+        size_bytes=size_bytes,
+        now=now,
+        index_statistics=database.index_statistics(after),
     )
     if changes & UPDATING_MEMBERS:
         description["TableStatus"] = "UPDATING"

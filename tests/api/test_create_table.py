@@ -449,38 +449,6 @@ def index(name: str) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("member", ["LocalSecondaryIndexes", "GlobalSecondaryIndexes"])
-def test_indexes_are_refused_not_ignored(
-    client: Any, create: Any, unique_name: Any, member: str
-) -> None:
-    name = unique_name("index")
-    gsi = dict(
-        index("idx"), ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}
-    )
-    code, message = refused(
-        create,
-        TableName=name,
-        **key_case([("a", "S"), ("b", "S")], [("a", "HASH"), ("b", "RANGE")]),
-        **{member: [gsi if member == "GlobalSecondaryIndexes" else index("idx")]},
-    )
-    assert code == "ValidationException"
-    assert f"dynastore does not support {member} yet" in message
-    with pytest.raises(ClientError) as excinfo:
-        client.describe_table(TableName=name)
-    assert error_of(excinfo)[0] == "ResourceNotFoundException"
-
-
-def test_enabled_stream_is_refused(create: Any) -> None:
-    code, message = refused(
-        create,
-        **HASH_ONLY,
-        **ON_DEMAND,
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
-    )
-    assert code == "ValidationException"
-    assert "dynastore does not support StreamSpecification yet" in message
-
-
 def test_stream_enabled_without_view_type(create: Any) -> None:
     code, message = refused(
         create, **HASH_ONLY, **ON_DEMAND, StreamSpecification={"StreamEnabled": True}

@@ -522,27 +522,7 @@ def test_on_demand_throughput_combines_only_with_billing_mode(client: Any, make_
     )
 
 
-# --- streams and indexes (later issues) ---------------------------------------------
-
-
-def test_index_updates_are_refused(client: Any, make_table: Any) -> None:
-    code, message = refused(
-        client,
-        TableName=make_table(),
-        GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "idx"}}],
-    )
-    assert code == "ValidationException"
-    assert "dynastore does not support GlobalSecondaryIndexUpdates yet" in message
-
-
-def test_enabling_a_stream_is_refused(client: Any, make_table: Any) -> None:
-    code, message = refused(
-        client,
-        TableName=make_table(),
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"},
-    )
-    assert code == "ValidationException"
-    assert "dynastore does not support StreamSpecification yet" in message
+# --- streams and indexes ---------------------------------------------------------
 
 
 def test_enabling_a_stream_needs_a_view_type(client: Any, make_table: Any) -> None:

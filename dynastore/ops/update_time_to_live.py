@@ -1,0 +1,24 @@
+"""UpdateTimeToLive: enable or disable TTL on a table, with DynamoDB's rules
+(dynastore.engine.ttl). The answer echoes the request's specification, as
+DynamoDB's does."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from dynastore.engine import tables, ttl
+
+if TYPE_CHECKING:
+    from dynastore.database import Database
+
+
+def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
+    schema = database.table(tables.table_name_from_identifier(request.get("TableName", "")))
+    specification = request["TimeToLiveSpecification"]
+    enabled = bool(specification["Enabled"])
+    attribute = specification["AttributeName"]
+    state = ttl.updated_state(ttl.ttl_state(schema.extensions), enabled, attribute, database.now())
+    extensions = {**schema.extensions, ttl.TTL_EXTENSION: state}
+    database.update_table(replace(schema, extensions=extensions))
+    return {"TimeToLiveSpecification": {"Enabled": enabled, "AttributeName": attribute}}

@@ -1,0 +1,51 @@
+"""GetRecords: the records after a shard iterator's position, in commit
+order, at most ``Limit`` (1,000) or 1 MB, and the iterator to continue with.
+
+A closed shard read to its end answers without NextShardIterator, which is
+how consumers learn to move on to the child shards. The records' JSON is
+stored in wire form and spliced into the answer without decoding.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from dynastore.engine import streams
+from dynastore.streams_api.errors import (
+    ExpiredIteratorException,
+    TrimmedDataAccessException,
+    invalid_iterator,
+    stream_not_found,
+)
+
+if TYPE_CHECKING:
+    from dynastore.database import Database
+
+
+def handle(database: Database, request: dict[str, Any]) -> bytes:
+    iterator = streams.decode_iterator(request["ShardIterator"])
+    if iterator is None:
+        raise invalid_iterator()
+    store = database.streams
+    log = store.by_arn.get(iterator.stream)
+    if log is None:
+        raise stream_not_found(iterator.stream)
+    shard = log.shard(iterator.shard_id)
+    if shard is None:  # trimmed away entirely
+        raise TrimmedDataAccessException()
+    now = database.now()
+    if now - iterator.issued > streams.ITERATOR_LIFETIME_SECONDS:
+        raise ExpiredIteratorException()
+    if iterator.after < shard.trimmed:
+        raise TrimmedDataAccessException()
+    limit = request.get("Limit") or streams.GET_RECORDS_MAX_LIMIT
+    rows = store.records_after(log, shard, iterator.after, limit)
+    last = int(rows[-1].sk) if rows else iterator.after
+    body = b'{"Records":[' + b",".join(row.item for row in rows) + b"]"
+    finished = shard.closed and (shard.end is None or last >= shard.end)
+    if not finished:
+        following = streams.IteratorPosition(iterator.stream, shard.shard_id, last, now)
+        body += b',"NextShardIterator":' + orjson.dumps(streams.encode_iterator(following))
+    return body + b"}"

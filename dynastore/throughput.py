@@ -1,0 +1,948 @@
+"""The throughput model of one Database: capacity accounting on every
+request, per-table/per-index/per-partition counters, and (opt-in) throttling
+as DynamoDB does it. Off by default: ``database.throughput`` is None and
+``ops.dispatch`` pays one attribute check. ``dynastore serve --throughput
+enforce`` (or the admin endpoint, per table) turns it on (docs/throughput.md).
+
+How it sees what a request consumed without touching every operation: while
+on, ``Throughput.run`` calls the handler with ReturnConsumedCapacity=INDEXES
+(the operations already compute capacity by DynamoDB's rules), charges the
+reported units to the buckets, and gives the client the ConsumedCapacity it
+asked for (or none). Before the handler runs, the request is refused when a
+bucket it needs is empty -- DynamoDB refuses before it writes. Batch items
+whose buckets are empty come back unprocessed instead.
+
+Admin routes, as plain functions for the protocol layer:
+``handle_admin_metrics(database, method, path, body) -> (status, answer)``
+for ``GET /_dynastore/metrics`` and ``POST /_dynastore/throughput``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from dynastore.engine import throughput as rules
+from dynastore.engine.schema import TableSchema
+from dynastore.errors import (
+    DYNAMODB,
+    ConditionalCheckFailedException,
+    DynamoDBError,
+    ProvisionedThroughputExceededException,
+    ThrottlingException,
+    TransactionCanceledException,
+)
+from dynastore.types.attribute_value import validate_item
+from dynastore.types.keys import encode_attribute, partition_hash
+
+if TYPE_CHECKING:
+    from dynastore.database import Database
+
+ENFORCE = "enforce"
+OBSERVE = "observe"
+OFF = "off"
+MODES = (OFF, OBSERVE, ENFORCE)
+ADMIN_METRICS_PATH = "/_dynastore/metrics"
+ADMIN_THROUGHPUT_PATH = "/_dynastore/throughput"
+ADMIN_THROUGHPUT_PATHS = (ADMIN_METRICS_PATH, ADMIN_THROUGHPUT_PATH)
+
+READ_OPERATIONS = frozenset(("GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"))
+WRITE_OPERATIONS = frozenset(("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"))
+STREAM_OPERATIONS = frozenset(("DescribeStream", "GetShardIterator", "GetRecords", "ListStreams"))
+KEY_STATS_MAX = 10_000
+"""Keys tracked per table for the top-keys report; past it the coldest half is dropped."""
+TOP_KEYS = 10
+SIZE_RECHECK_SECONDS = 60.0
+"""How often (database time) a table's size is re-read to split partitions."""
+
+MESSAGE_TABLE_PROVISIONED = ProvisionedThroughputExceededException.default_message or ""
+MESSAGE_INDEX_PROVISIONED = (
+    "The level of configured provisioned throughput for one or more global secondary indexes "
+    "of the table was exceeded. Consider increasing your provisioning level for the "
+    "under-provisioned global secondary indexes with the UpdateTable API"
+)
+MESSAGE_TABLE_ON_DEMAND = (
+    "Throughput exceeds the current capacity of your table or index. DynamoDB is automatically "
+    "scaling your table or index so please try again shortly. If exceptions persist, check if "
+    "you have a hot key: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/"
+    "bp-partition-key-design.html"
+)
+MESSAGE_INDEX_ON_DEMAND = (
+    "Throughput exceeds the current capacity for one or more global secondary indexes. "
+    "DynamoDB is automatically scaling your index so please try again shortly."
+)
+
+
+class DataPlaneThrottlingException(ThrottlingException):
+    """ThrottlingException of an on-demand table, in DynamoDB's namespace."""
+
+    namespace = DYNAMODB
+
+    @classmethod
+    def type_name(cls) -> str:
+        return "ThrottlingException"
+
+
+# --- state ---------------------------------------------------------------------------
+
+
+class Resource:
+    """A table or a GSI: its buckets and counters."""
+
+    def __init__(self, kind: str, arn: str, limits: rules.Limits, now: float) -> None:
+        self.kind = kind  # "Table" | "Index"
+        self.arn = arn
+        self.limits = limits
+        self.read = rules.TokenBucket(limits.read_rate, limits.burst_seconds, now)
+        self.write = rules.TokenBucket(limits.write_rate, limits.burst_seconds, now)
+        self.read_window = rules.RateWindow()
+        self.write_window = rules.RateWindow()
+        self.read_units = 0.0
+        self.write_units = 0.0
+        self.throttled = 0
+
+    def set_limits(self, limits: rules.Limits, now: float, since: float | None = None) -> None:
+        """New limits, in force from ``since`` (when UpdateTable changed them;
+        seen only at the next request) or from now."""
+        if limits != self.limits:
+            self.limits = limits
+            at = now if since is None else min(max(since, self.write.updated, self.read.updated), now)
+            for bucket, rate in ((self.read, limits.read_rate), (self.write, limits.write_rate)):
+                bucket.resize(rate, limits.burst_seconds, at)
+                bucket.refill(now)
+
+    def charge(self, read: float, write: float, now: float) -> None:
+        if read:
+            self.read.take(read, now)
+            self.read_window.add(read, now)
+            self.read_units += read
+        if write:
+            self.write.take(write, now)
+            self.write_window.add(write, now)
+            self.write_units += write
+
+    def report(self, now: float) -> dict[str, Any]:
+        return {
+            "ReadUnitsPerSecond": self.read_window.per_second(now),
+            "WriteUnitsPerSecond": self.write_window.per_second(now),
+            "ReadUnits": self.read_units,
+            "WriteUnits": self.write_units,
+            "ReadLimit": self.limits.read_rate,
+            "WriteLimit": self.limits.write_rate,
+            "ThrottledRequests": self.throttled,
+        }
+
+
+class Partition(Resource):
+    def __init__(self, arn: str, now: float) -> None:
+        limits = rules.Limits(
+            rules.PARTITION_READ_UNITS, rules.PARTITION_WRITE_UNITS, 1.0, rules.KEY_RANGE_EXCEEDED
+        )
+        super().__init__("Table", arn, limits, now)
+
+
+@dataclass
+class OperationStats:
+    """Requests of one operation while the model is on, and their latency."""
+
+    requests: int = 0
+    throttled: int = 0
+    seconds_total: float = 0.0
+    seconds_max: float = 0.0
+
+    def record(self, seconds: float) -> None:
+        self.requests += 1
+        self.seconds_total += seconds
+        if seconds > self.seconds_max:
+            self.seconds_max = seconds
+
+    def report(self) -> dict[str, Any]:
+        mean = self.seconds_total / self.requests if self.requests else 0.0
+        return {
+            "Requests": self.requests,
+            "ThrottledRequests": self.throttled,
+            "LatencyMeanMs": round(mean * 1000, 3),
+            "LatencyMaxMs": round(self.seconds_max * 1000, 3),
+        }
+
+
+@dataclass
+class KeyStats:
+    key: dict[str, Any]
+    read_units: float = 0.0
+    write_units: float = 0.0
+    throttled: int = 0
+
+
+@dataclass
+class TableState:
+    schema: TableSchema
+    table: Resource
+    indexes: dict[str, Resource]
+    partition_count: int
+    partitions: dict[int, Partition] = field(default_factory=dict)
+    keys: dict[bytes, KeyStats] = field(default_factory=dict)
+    throttles: dict[str, int] = field(default_factory=dict)
+    size_checked_at: float = 0.0
+    limits_second: int = -1
+
+    @property
+    def on_demand(self) -> bool:
+        return self.schema.billing_mode == "PAY_PER_REQUEST"
+
+    def partition(self, pk_hash: int, now: float) -> Partition:
+        number = rules.partition_of(pk_hash, self.partition_count)
+        found = self.partitions.get(number)
+        if found is None:
+            found = self.partitions[number] = Partition(self.table.arn, now)
+        return found
+
+    def key_stats(self, pk: bytes, key: dict[str, Any]) -> KeyStats:
+        stats = self.keys.get(pk)
+        if stats is None:
+            if len(self.keys) >= KEY_STATS_MAX:
+                ranked = sorted(self.keys.items(), key=lambda kv: kv[1].read_units + kv[1].write_units)
+                self.keys = dict(ranked[len(ranked) // 2:])
+            stats = self.keys[pk] = KeyStats(key)
+        return stats
+
+
+def table_limits(schema: TableSchema, table: Resource | None) -> rules.Limits:
+    if schema.billing_mode != "PAY_PER_REQUEST":
+        return rules.provisioned_limits(schema.read_capacity_units, schema.write_capacity_units)
+    return rules.on_demand_limits(
+        schema.warm_read_units, schema.warm_write_units,
+        table.read_window.peak if table else 0.0, table.write_window.peak if table else 0.0,
+        schema.on_demand_max_read_units, schema.on_demand_max_write_units,
+    )
+
+
+def index_limits(schema: TableSchema, index: Any, resource: Resource | None) -> rules.Limits:
+    if schema.billing_mode != "PAY_PER_REQUEST":
+        return rules.provisioned_limits(index.read_capacity_units, index.write_capacity_units)
+    return rules.on_demand_limits(
+        schema.warm_read_units, schema.warm_write_units,
+        resource.read_window.peak if resource else 0.0, resource.write_window.peak if resource else 0.0,
+        index.on_demand_max_read_units, index.on_demand_max_write_units,
+    )
+
+
+def changed_at(definition: Any) -> float | None:
+    """When a table's (or GSI's) provisioned throughput last changed."""
+    times = [t for t in (definition.last_increase_time, definition.last_decrease_time) if t is not None]
+    return max(times) if times else None
+
+
+def throughput_partitions(schema: TableSchema) -> int:
+    if schema.billing_mode == "PAY_PER_REQUEST":
+        return rules.partitions_for_throughput(schema.warm_read_units, schema.warm_write_units)
+    return rules.partitions_for_throughput(
+        max(schema.read_capacity_units, schema.warm_read_units),
+        max(schema.write_capacity_units, schema.warm_write_units),
+    )
+
+
+# --- a throttled request ---------------------------------------------------------------
+
+
+@dataclass
+class Refusal:
+    """Why one request (or one batch item) may not run now."""
+
+    resource: Resource
+    reason: str
+    on_demand: bool
+
+    def wire(self) -> dict[str, str]:
+        return {"reason": self.reason, "resource": self.resource.arn}
+
+
+def throttle_error(refusals: list[Refusal]) -> DynamoDBError:
+    first = refusals[0]
+    fields = {"ThrottlingReasons": [refusal.wire() for refusal in refusals]}
+    index = first.resource.kind == "Index"
+    if first.on_demand:
+        return DataPlaneThrottlingException(MESSAGE_INDEX_ON_DEMAND if index else MESSAGE_TABLE_ON_DEMAND, **fields)
+    return ProvisionedThroughputExceededException(
+        MESSAGE_INDEX_PROVISIONED if index else MESSAGE_TABLE_PROVISIONED, **fields
+    )
+
+
+def cancellation_reason(refusal: Refusal | None) -> dict[str, Any]:
+    if refusal is None:
+        return {"Code": "None"}
+    index = refusal.resource.kind == "Index"
+    if refusal.on_demand:
+        return {"Code": "ThrottlingError", "Message": MESSAGE_INDEX_ON_DEMAND if index else MESSAGE_TABLE_ON_DEMAND}
+    return {
+        "Code": "ProvisionedThroughputExceeded",
+        "Message": MESSAGE_INDEX_PROVISIONED if index else MESSAGE_TABLE_PROVISIONED,
+    }
+
+
+@dataclass
+class Target:
+    """One item a request touches: its table state and partition key."""
+
+    state: TableState
+    pk: bytes | None
+    pk_hash: int | None
+    key: dict[str, Any] | None
+
+
+# --- the per-database model --------------------------------------------------------------
+
+
+class Throughput:
+    """Accounting and (where enforced) throttling for one Database."""
+
+    def __init__(self, database: Database, mode: str = ENFORCE) -> None:
+        self.database = database
+        self.mode = mode
+        """Server-wide: ENFORCE throttles every table; OBSERVE only counts."""
+        self.table_modes: dict[str, str] = {}
+        self.tables: dict[str, TableState] = {}
+        self.control = rules.TokenBucket(rules.CONTROL_PLANE_REQUESTS_PER_SECOND, 1.0, database.now())
+        self.control_throttled = 0
+        self.operations: dict[str, OperationStats] = {}
+
+    def enforced(self, table_name: str) -> bool:
+        return self.table_modes.get(table_name, self.mode) == ENFORCE
+
+    # --- state ----------------------------------------------------------------------
+    def state(self, schema: TableSchema, now: float) -> TableState:
+        state = self.tables.get(schema.name)
+        if state is None or state.schema.table_uuid != schema.table_uuid:
+            # Buckets start when the table was created: idle time since then is saved burst.
+            born = min(now, schema.creation_time)
+            table = Resource("Table", schema.arn, table_limits(schema, None), born)
+            state = TableState(schema, table, {}, throughput_partitions(schema))
+            self.tables[schema.name] = state
+            self._refresh(state, schema, now)
+        elif state.schema is not schema or int(now) != state.limits_second:
+            self._refresh(state, schema, now)
+        return state
+
+    def _refresh(self, state: TableState, schema: TableSchema, now: float) -> None:
+        """Limits after an UpdateTable or a new second (on-demand peaks); partitions split."""
+        state.schema = schema
+        state.limits_second = int(now)
+        state.table.set_limits(table_limits(schema, state.table), now, changed_at(schema))
+        for index in schema.global_indexes:
+            resource = state.indexes.get(index.name)
+            if resource is None:
+                arn = f"{schema.arn}/index/{index.name}"
+                born = min(now, schema.creation_time)
+                state.indexes[index.name] = Resource("Index", arn, index_limits(schema, index, None), born)
+            else:
+                resource.set_limits(index_limits(schema, index, resource), now, changed_at(index))
+        for name in [name for name in state.indexes if schema.index(name) is None]:
+            del state.indexes[name]
+        count = max(state.partition_count, throughput_partitions(schema))
+        if now - state.size_checked_at >= SIZE_RECHECK_SECONDS or state.size_checked_at == 0.0:
+            state.size_checked_at = now
+            _, size_bytes = self.database.table_statistics(schema)
+            count = rules.partition_count(0, 0, size_bytes, count)
+        if count != state.partition_count:
+            state.partition_count = count
+            state.partitions.clear()  # split: new hash ranges, fresh partition buckets
+
+    # --- dispatch ----------------------------------------------------------------------
+    def run(self, operation: str, handler: Callable[..., Any], request: dict[str, Any]) -> Any:
+        """Run one operation under the model (called by ops.dispatch when on),
+        counting its requests, throttles and latency."""
+        stats = self.operations.get(operation)
+        if stats is None:
+            stats = self.operations[operation] = OperationStats()
+        started = time.perf_counter()
+        try:
+            return self._run(operation, handler, request)
+        except (ProvisionedThroughputExceededException, ThrottlingException):
+            stats.throttled += 1
+            raise
+        except TransactionCanceledException as error:
+            codes = {reason.get("Code") for reason in error.extra_fields.get("CancellationReasons", ())}
+            if codes & {"ProvisionedThroughputExceeded", "ThrottlingError"}:
+                stats.throttled += 1
+            raise
+        finally:
+            stats.record(time.perf_counter() - started)
+
+    def _run(self, operation: str, handler: Callable[..., Any], request: dict[str, Any]) -> Any:
+        database = self.database
+        if operation not in READ_OPERATIONS and operation not in WRITE_OPERATIONS:
+            if operation not in STREAM_OPERATIONS and self.mode == ENFORCE:
+                self._control_plane(database.now())
+            return handler(database, request)
+        asked = request.get("ReturnConsumedCapacity")
+        inner = dict(request)
+        inner["ReturnConsumedCapacity"] = "INDEXES"
+        write = operation in WRITE_OPERATIONS
+        if operation == "BatchWriteItem":
+            return self._batch_write(handler, inner, asked)
+        if operation == "BatchGetItem":
+            return self._batch_get(handler, inner, asked)
+        if operation in ("TransactWriteItems", "TransactGetItems"):
+            return self._transaction(operation, handler, inner, asked)
+        return self._single(operation, handler, inner, asked, write)
+
+    def _control_plane(self, now: float) -> None:
+        if not self.control.admits(now):
+            self.control_throttled += 1
+            raise ThrottlingException()
+        self.control.take(1.0, now)
+
+    def _single(self, operation: str, handler: Callable[..., Any], inner: dict[str, Any], asked: Any, write: bool) -> Any:
+        now = self.database.now()
+        target = self._target(operation, inner)
+        index_name = inner.get("IndexName") if operation in ("Query", "Scan") else None
+        index_name = index_name if isinstance(index_name, str) else None
+        if target is not None:
+            refusals = self._refusals(target, write, now, index_name=index_name)
+            if refusals:
+                self._count_throttle(target, refusals)
+                raise throttle_error(refusals)
+        try:
+            response = handler(self.database, inner)
+        except (ConditionalCheckFailedException, TransactionCanceledException) as error:
+            units = getattr(error, "write_units_consumed", 0.0)
+            if target is not None and units:
+                self._charge(target, 0.0, units, {}, now)
+            raise
+        response, capacity = split_capacity(response, asked)
+        if target is not None and capacity:
+            self._charge_capacity(target, capacity[0], write, now)
+        return response
+
+    # --- admission -------------------------------------------------------------------
+    def _refusals(
+        self,
+        target: Target,
+        write: bool,
+        now: float,
+        pending: dict[int, float] | None = None,
+        index_name: str | None = None,
+    ) -> list[Refusal]:
+        """The empty buckets a request on ``target`` needs (none when not enforced)."""
+        state = target.state
+        if not self.enforced(state.schema.name):
+            return []
+        on_demand = state.on_demand
+        operation_type = "Write" if write else "Read"
+        refusals: list[Refusal] = []
+        pending = pending if pending is not None else {}
+
+        def check(resource: Resource, limit_type: str) -> None:
+            bucket = resource.write if write else resource.read
+            if not bucket.admits(now, pending.get(id(bucket), 0.0)):
+                reason = rules.throttling_reason(resource.kind, operation_type, limit_type)
+                refusals.append(Refusal(resource, reason, on_demand))
+
+        # A read of a GSI needs the GSI's capacity; of the table or an LSI, the table's.
+        resource = state.indexes.get(index_name, state.table) if index_name else state.table
+        check(resource, resource.limits.limit_type)
+        if target.pk_hash is not None:
+            check(state.partition(target.pk_hash, now), rules.KEY_RANGE_EXCEEDED)
+        if write:
+            for resource in state.indexes.values():
+                check(resource, resource.limits.limit_type)
+        return refusals
+
+    def _count_throttle(self, target: Target, refusals: list[Refusal]) -> None:
+        state = target.state
+        for refusal in refusals:
+            refusal.resource.throttled += 1
+            state.throttles[refusal.reason] = state.throttles.get(refusal.reason, 0) + 1
+        if target.pk is not None and target.key is not None:
+            state.key_stats(target.pk, target.key).throttled += 1
+
+    # --- charging -------------------------------------------------------------------------
+    def _charge_capacity(self, target: Target, capacity: dict[str, Any], write: bool, now: float, share: float = 1.0) -> None:
+        """Charge one ConsumedCapacity (INDEXES shape): table and LSIs to the
+        table and the partition, each GSI to its own buckets."""
+        table_units = capacity.get("Table", {}).get("CapacityUnits", 0.0)
+        for per_index in (capacity.get("LocalSecondaryIndexes") or {}).values():
+            table_units += per_index.get("CapacityUnits", 0.0)
+        gsi_units = {
+            name: per_index.get("CapacityUnits", 0.0)
+            for name, per_index in (capacity.get("GlobalSecondaryIndexes") or {}).items()
+        }
+        if write:
+            self._charge(target, 0.0, table_units * share, gsi_units, now, share)
+        else:
+            self._charge(target, table_units * share, 0.0, gsi_units, now, share, gsi_write=False)
+
+    def _charge(
+        self,
+        target: Target,
+        read: float,
+        write: float,
+        gsi_units: dict[str, float],
+        now: float,
+        share: float = 1.0,
+        gsi_write: bool = True,
+    ) -> None:
+        """Charge the table, the partition and the key; ``gsi_units`` (times
+        ``share``) to each GSI's read or write bucket."""
+        state = target.state
+        if read or write:
+            state.table.charge(read, write, now)
+            if target.pk_hash is not None:
+                state.partition(target.pk_hash, now).charge(read, write, now)
+            if target.pk is not None and target.key is not None:
+                stats = state.key_stats(target.pk, target.key)
+                stats.read_units += read
+                stats.write_units += write
+        for name, units in gsi_units.items():
+            resource = state.indexes.get(name)
+            if resource is not None and units:
+                scaled = units * share
+                resource.charge(0.0 if gsi_write else scaled, scaled if gsi_write else 0.0, now)
+
+    # --- targets -------------------------------------------------------------------------
+    def _table_target(self, table_name: Any, key: Any) -> Target | None:
+        """The table state and partition of a key (None when the request is
+        malformed: the handler then answers with DynamoDB's error)."""
+        try:
+            schema = self.database.table(table_name)
+        except DynamoDBError:
+            return None
+        state = self.state(schema, self.database.now())
+        if not isinstance(key, dict):
+            return Target(state, None, None, None)
+        try:
+            name = schema.partition_key.name
+            partition_key = validate_item({name: key[name]})
+            pk = encode_attribute(schema.partition_key.type, partition_key[name])
+        except Exception:  # noqa: BLE001 -- a bad key is the handler's to report
+            return Target(state, None, None, None)
+        return Target(state, pk, partition_hash(pk), partition_key)
+
+    def _target(self, operation: str, request: dict[str, Any]) -> Target | None:
+        table_name = request.get("TableName")
+        if operation in ("GetItem", "UpdateItem", "DeleteItem"):
+            return self._table_target(table_name, request.get("Key"))
+        if operation == "PutItem":
+            return self._table_target(table_name, request.get("Item"))
+        if operation == "Query" and request.get("IndexName") is None:
+            return self._table_target(table_name, self._query_partition(request))
+        return self._table_target(table_name, None)
+
+    def _query_partition(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        """The partition-key value of a table Query (from its key condition)."""
+        from dynastore.expressions import ExpressionContext
+        from dynastore.ops import query
+
+        try:
+            schema = self.database.table(request.get("TableName"))  # type: ignore[arg-type]
+            context = ExpressionContext(
+                request.get("ExpressionAttributeNames"), request.get("ExpressionAttributeValues")
+            )
+            key_range = query._key_range(schema, request, request.get("KeyConditionExpression"), context)
+            return {schema.partition_key.name: key_range.partition_value}
+        except Exception:  # noqa: BLE001 -- the handler reports a bad condition
+            return None
+
+    # --- batches ---------------------------------------------------------------------------
+    def _batch_write(self, handler: Callable[..., Any], inner: dict[str, Any], asked: Any) -> Any:
+        now = self.database.now()
+        request_items = inner.get("RequestItems")
+        if not isinstance(request_items, dict):
+            return finish_dict(handler(self.database, inner), asked)
+        kept: dict[str, list[Any]] = {}
+        held: dict[str, list[Any]] = {}
+        targets: dict[str, list[Target]] = {}
+        refused_any: list[Refusal] = []
+        pending: dict[int, float] = {}
+        for table_name, writes in request_items.items():
+            for write in writes or []:
+                body = (write or {}).get("PutRequest") or (write or {}).get("DeleteRequest") or {}
+                target = self._table_target(table_name, body.get("Item", body.get("Key")))
+                refusals = self._refusals(target, True, now, pending) if target is not None else []
+                if refusals:
+                    self._count_throttle(target, refusals)  # type: ignore[arg-type]
+                    refused_any.extend(refusals)
+                    held.setdefault(table_name, []).append(write)
+                    continue
+                if target is not None:
+                    self._reserve(target, True, pending, now)
+                    targets.setdefault(table_name, []).append(target)
+                kept.setdefault(table_name, []).append(write)
+        if held and not kept:
+            raise throttle_error(refused_any)
+        inner["RequestItems"] = kept
+        response = handler(self.database, inner)
+        self._charge_batch(response.get("ConsumedCapacity") or [], targets, True, now)
+        unprocessed = response.setdefault("UnprocessedItems", {})
+        for table_name, writes in held.items():
+            unprocessed.setdefault(table_name, []).extend(writes)
+        return finish_dict(response, asked)
+
+    def _reserve(self, target: Target, write: bool, pending: dict[int, float], now: float, units: float = 1.0) -> None:
+        """Tentative units of an admitted batch item (its minimum cost), so
+        one batch cannot overdraw a bucket that had a single unit left."""
+        buckets = [target.state.table.write if write else target.state.table.read]
+        if target.pk_hash is not None:
+            partition = target.state.partition(target.pk_hash, now)
+            buckets.append(partition.write if write else partition.read)
+        if write:
+            buckets.extend(resource.write for resource in target.state.indexes.values())
+        for bucket in buckets:
+            pending[id(bucket)] = pending.get(id(bucket), 0.0) + units
+
+    def _charge_batch(self, capacities: list[Any], targets: dict[str, list[Target]], write: bool, now: float) -> None:
+        """Each table's units split evenly over its items (and their partitions)."""
+        for capacity in capacities:
+            if not isinstance(capacity, dict):
+                continue
+            table_targets = targets.get(capacity.get("TableName", ""), [])
+            if not table_targets:
+                continue
+            share = 1.0 / len(table_targets)
+            for target in table_targets:
+                self._charge_capacity(target, capacity, write, now, share)
+
+    def _batch_get(self, handler: Callable[..., Any], inner: dict[str, Any], asked: Any) -> Any:
+        now = self.database.now()
+        request_items = inner.get("RequestItems")
+        if not isinstance(request_items, dict):
+            return finish_bytes_full(handler(self.database, inner), asked)
+        kept: dict[str, Any] = {}
+        held: dict[str, Any] = {}
+        targets: dict[str, list[Target]] = {}
+        refused_any: list[Refusal] = []
+        pending: dict[int, float] = {}
+        for table_name, entry in request_items.items():
+            keys = (entry or {}).get("Keys") or []
+            admitted, refused = [], []
+            minimum = 1.0 if (entry or {}).get("ConsistentRead") else 0.5
+            for key in keys:
+                target = self._table_target(table_name, key)
+                refusals = self._refusals(target, False, now, pending) if target is not None else []
+                if refusals:
+                    self._count_throttle(target, refusals)  # type: ignore[arg-type]
+                    refused_any.extend(refusals)
+                    refused.append(key)
+                    continue
+                if target is not None:
+                    self._reserve(target, False, pending, now, minimum)
+                    targets.setdefault(table_name, []).append(target)
+                admitted.append(key)
+            if admitted or not keys:
+                kept[table_name] = dict(entry, Keys=admitted)
+            if refused:
+                held[table_name] = dict(entry, Keys=refused)
+        if held and not kept:
+            raise throttle_error(refused_any)
+        inner["RequestItems"] = kept
+        body = orjson.loads(handler(self.database, inner))
+        self._charge_batch(body.get("ConsumedCapacity") or [], targets, False, now)
+        unprocessed = body.setdefault("UnprocessedKeys", {})
+        for table_name, entry in held.items():
+            if table_name in unprocessed:
+                unprocessed[table_name]["Keys"].extend(entry["Keys"])
+            else:
+                unprocessed[table_name] = entry
+        return orjson.dumps(strip_capacity(body, asked))
+
+    # --- transactions ----------------------------------------------------------------------
+    def _transaction(self, operation: str, handler: Callable[..., Any], inner: dict[str, Any], asked: Any) -> Any:
+        now = self.database.now()
+        write = operation == "TransactWriteItems"
+        targets: list[Target | None] = []
+        for element in inner.get("TransactItems") or []:
+            action = next(iter(element.values()), {}) if isinstance(element, dict) and element else {}
+            action = action if isinstance(action, dict) else {}
+            targets.append(self._table_target(action.get("TableName"), action.get("Key", action.get("Item"))))
+        refusals_by_action = [
+            (self._refusals(target, write, now) if target is not None else []) for target in targets
+        ]
+        if any(refusals_by_action):
+            from dynastore.engine.transactions import cancelled
+
+            for target, refusals in zip(targets, refusals_by_action, strict=True):
+                if refusals and target is not None:
+                    self._count_throttle(target, refusals)
+            raise cancelled([cancellation_reason(refusals[0] if refusals else None) for refusals in refusals_by_action])
+        by_table: dict[str, list[Target]] = {}
+        for target in targets:
+            if target is not None:
+                by_table.setdefault(target.state.schema.name, []).append(target)
+        try:
+            response = handler(self.database, inner)
+        except TransactionCanceledException as error:
+            units = getattr(error, "write_units_consumed", 0.0)
+            present = [target for target in targets if target is not None]
+            for target in present:
+                self._charge(target, 0.0, units / len(present), {}, now)
+            raise
+        if isinstance(response, bytes):
+            body = orjson.loads(response)
+            self._charge_batch(body.get("ConsumedCapacity") or [], by_table, write, now)
+            return orjson.dumps(strip_capacity(body, asked))
+        self._charge_batch(response.get("ConsumedCapacity") or [], by_table, write, now)
+        return finish_dict(response, asked)
+
+    # --- metrics -----------------------------------------------------------------------------
+    def metrics(self) -> dict[str, Any]:
+        now = self.database.now()
+        tables = {}
+        for name, state in self.tables.items():
+            if name not in self.database.tables:
+                continue
+            tables[name] = self.table_metrics(state, now)
+        return {
+            "Mode": self.mode,
+            "TableModes": dict(self.table_modes),
+            "ControlPlaneThrottledRequests": self.control_throttled,
+            "Operations": {name: stats.report() for name, stats in sorted(self.operations.items())},
+            "Tables": tables,
+        }
+
+    def table_metrics(self, state: TableState, now: float) -> dict[str, Any]:
+        ranked = sorted(state.keys.values(), key=lambda s: s.read_units + s.write_units, reverse=True)
+        throttled = sorted((s for s in state.keys.values() if s.throttled), key=lambda s: s.throttled, reverse=True)
+        width = rules.HASH_SPACE // state.partition_count
+        return {
+            "BillingMode": state.schema.billing_mode,
+            "Enforced": self.enforced(state.schema.name),
+            "PartitionCount": state.partition_count,
+            **state.table.report(now),
+            "ThrottlesByReason": dict(state.throttles),
+            "Indexes": {name: resource.report(now) for name, resource in state.indexes.items()},
+            "Partitions": [
+                {"Partition": number, "HashRange": [number * width, (number + 1) * width - 1], **partition.report(now)}
+                for number, partition in sorted(state.partitions.items())
+            ],
+            "TopKeys": [key_report(stats) for stats in ranked[:TOP_KEYS]],
+            "TopThrottledKeys": [key_report(stats) for stats in throttled[:TOP_KEYS]],
+            "Hints": hot_key_hints(state, ranked),
+        }
+
+
+DATE_LIKE = re.compile(r"^\d{4}-?\d{2}-?\d{2}([T ]\d{2}.*)?$")
+"""A partition-key value that is a date (or a timestamp): every write of a day lands on one key."""
+HOT_KEY_SHARE = 0.5
+"""One key taking at least this share of a table's units is a hot key."""
+HOT_KEY_MIN_UNITS = 100.0
+"""...once the table has consumed enough for the share to mean something."""
+
+
+def hot_key_hints(state: TableState, ranked: list[KeyStats]) -> list[str]:
+    """The source documents' anti-patterns, when the counters show them."""
+    hints: list[str] = []
+    total = state.table.read_units + state.table.write_units
+    if ranked and total >= HOT_KEY_MIN_UNITS:
+        top = ranked[0]
+        share = (top.read_units + top.write_units) / total
+        if share >= HOT_KEY_SHARE:
+            hints.append(
+                f"One partition key takes {share:.0%} of this table's capacity "
+                f"({orjson.dumps(top.key).decode()}): a counter or singleton item? Cache its reads, "
+                "or shard its writes over random or calculated suffixes."
+            )
+    dates = [stats for stats in ranked[:TOP_KEYS] if _looks_like_date(stats.key)]
+    if dates:
+        hints.append(
+            f"Partition key {orjson.dumps(dates[0].key).decode()} looks like a date: all of a day's "
+            "traffic goes to one partition. Add a suffix, or use a key with many distinct values."
+        )
+    if any(stats.throttled for stats in ranked) or state.throttles.get(
+        rules.throttling_reason("Table", "Write", rules.KEY_RANGE_EXCEEDED)
+    ):
+        hints.append(
+            "Requests were throttled by partition limits (3,000 RCU / 1,000 WCU per partition) "
+            "while the table may be under its own limit: spread the traffic over more keys."
+        )
+    return hints
+
+
+def _looks_like_date(key: dict[str, Any]) -> bool:
+    for value in key.values():
+        text = value.get("S") if isinstance(value, dict) else None
+        if isinstance(text, str) and DATE_LIKE.match(text):
+            return True
+    return False
+
+
+def key_report(stats: KeyStats) -> dict[str, Any]:
+    return {
+        "Key": stats.key,
+        "ReadUnits": stats.read_units,
+        "WriteUnits": stats.write_units,
+        "ThrottledRequests": stats.throttled,
+    }
+
+
+# --- ConsumedCapacity the client asked for ------------------------------------------------
+
+TOTAL_MEMBERS = ("TableName", "CapacityUnits", "ReadCapacityUnits", "WriteCapacityUnits")
+CAPACITY_MARK = b'"ConsumedCapacity":'
+
+
+def as_asked(capacity: Any, asked: Any) -> Any:
+    """An INDEXES-mode ConsumedCapacity (or list of them) in the client's mode."""
+    if asked == "INDEXES":
+        return capacity
+    if isinstance(capacity, list):
+        return [as_asked(one, asked) for one in capacity]
+    return {name: capacity[name] for name in TOTAL_MEMBERS if name in capacity}
+
+
+def wants(asked: Any) -> bool:
+    return asked in ("TOTAL", "INDEXES")
+
+
+def strip_capacity(body: dict[str, Any], asked: Any) -> dict[str, Any]:
+    capacity = body.pop("ConsumedCapacity", None)
+    if capacity is not None and wants(asked):
+        body["ConsumedCapacity"] = as_asked(capacity, asked)
+    return body
+
+
+def finish_dict(response: dict[str, Any], asked: Any) -> dict[str, Any]:
+    return strip_capacity(response, asked)
+
+
+def finish_bytes_full(response: bytes, asked: Any) -> bytes:
+    return orjson.dumps(strip_capacity(orjson.loads(response), asked))
+
+
+def split_capacity(response: Any, asked: Any) -> tuple[Any, list[dict[str, Any]]]:
+    """(the response as the client asked it, the ConsumedCapacity objects
+    computed). Byte responses (GetItem, Query, Scan) end with their
+    ConsumedCapacity member, so it is cut off without decoding the items."""
+    if isinstance(response, dict):
+        capacity = response.get("ConsumedCapacity")
+        strip_capacity(response, asked)
+        return response, [capacity] if isinstance(capacity, dict) else list(capacity or [])
+    at = response.rfind(CAPACITY_MARK)
+    if at < 0:
+        return response, []
+    capacity = orjson.loads(response[at + len(CAPACITY_MARK):-1])
+    head = response[:at]
+    if wants(asked):
+        return head + CAPACITY_MARK + orjson.dumps(as_asked(capacity, asked)) + b"}", [capacity]
+    head = head[:-1] if head.endswith(b",") else head
+    return head + b"}", [capacity]
+
+
+# --- switching it on, and the admin routes --------------------------------------------------
+
+
+def enable(database: Database, mode: str = ENFORCE) -> Throughput:
+    """Turn the model on for ``database`` (``mode`` ENFORCE or OBSERVE)."""
+    meter = database.throughput
+    if meter is None:
+        meter = Throughput(database, mode)
+        database.throughput = meter
+    else:
+        meter.mode = mode
+    return meter
+
+
+def disable(database: Database) -> None:
+    database.throughput = None
+
+
+Answer = tuple[int, dict[str, Any]]
+
+
+def handle_admin_metrics(database: Database, method: str, path: str, body: bytes | None) -> Answer:
+    """``GET /_dynastore/metrics`` -> the figures (``{"Mode": "off"}`` when off);
+    ``POST /_dynastore/throughput`` ``{"Mode": "enforce"|"observe"|"off"[, "TableName": t]}``
+    switches the model server-wide, or for one table."""
+    route = path.split("?", 1)[0].rstrip("/")
+    if route == ADMIN_METRICS_PATH:
+        if method != "GET":
+            return 405, {"message": "Method not allowed"}
+        meter = database.throughput
+        return 200, (meter.metrics() if meter is not None else {"Mode": OFF, "Tables": {}})
+    if route != ADMIN_THROUGHPUT_PATH:
+        return 404, {"message": "Not found"}
+    if method == "GET":
+        meter = database.throughput
+        return 200, {"Mode": meter.mode if meter else OFF, "TableModes": dict(meter.table_modes) if meter else {}}
+    if method != "POST":
+        return 405, {"message": "Method not allowed"}
+    try:
+        spec = orjson.loads(body or b"{}")
+    except orjson.JSONDecodeError:
+        return 400, {"message": "The body is not JSON"}
+    mode = spec.get("Mode") if isinstance(spec, dict) else None
+    if mode not in MODES:
+        return 400, {"message": f"Mode must be one of {', '.join(MODES)}"}
+    table_name = spec.get("TableName")
+    if table_name is None:
+        if mode == OFF:
+            disable(database)
+        else:
+            enable(database, mode)
+    else:
+        meter = database.throughput or enable(database, OBSERVE)
+        meter.table_modes[str(table_name)] = mode
+    meter = database.throughput
+    return 200, {"Mode": meter.mode if meter else OFF, "TableModes": dict(meter.table_modes) if meter else {}}
+
+
+# --- Prometheus text format --------------------------------------------------------------
+
+PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _sample(name: str, labels: dict[str, str], value: float) -> str:
+    inner = ",".join(f'{key}="{_label(text)}"' for key, text in labels.items())
+    return f"{name}{{{inner}}} {value:g}" if inner else f"{name} {value:g}"
+
+
+def _resource_samples(lines: list[str], labels: dict[str, str], resource: Resource) -> None:
+    lines.append(_sample("dynastore_consumed_read_units_total", labels, resource.read_units))
+    lines.append(_sample("dynastore_consumed_write_units_total", labels, resource.write_units))
+    lines.append(_sample("dynastore_throttled_requests_total", labels, resource.throttled))
+
+
+def prometheus_metrics(database: Database) -> bytes:
+    """The figures of ``GET /_dynastore/metrics`` in Prometheus' text format
+    (serve with PROMETHEUS_CONTENT_TYPE); empty while the model is off."""
+    meter = database.throughput
+    if meter is None:
+        return b""
+    lines = [
+        "# TYPE dynastore_consumed_read_units_total counter",
+        "# TYPE dynastore_consumed_write_units_total counter",
+        "# TYPE dynastore_throttled_requests_total counter",
+        "# TYPE dynastore_partitions gauge",
+        "# TYPE dynastore_requests_total counter",
+        "# TYPE dynastore_request_latency_seconds summary",
+        _sample("dynastore_control_plane_throttled_requests_total", {}, meter.control_throttled),
+    ]
+    for operation, stats in sorted(meter.operations.items()):
+        labels = {"operation": operation}
+        lines.append(_sample("dynastore_requests_total", labels, stats.requests))
+        lines.append(_sample("dynastore_throttled_operation_requests_total", labels, stats.throttled))
+        lines.append(_sample("dynastore_request_latency_seconds_sum", labels, stats.seconds_total))
+        lines.append(_sample("dynastore_request_latency_seconds_count", labels, stats.requests))
+    for name, state in sorted(meter.tables.items()):
+        if name not in database.tables:
+            continue
+        lines.append(_sample("dynastore_partitions", {"table": name}, state.partition_count))
+        _resource_samples(lines, {"table": name, "index": "", "partition": ""}, state.table)
+        for index_name, resource in sorted(state.indexes.items()):
+            _resource_samples(lines, {"table": name, "index": index_name, "partition": ""}, resource)
+        for number, partition in sorted(state.partitions.items()):
+            _resource_samples(lines, {"table": name, "index": "", "partition": str(number)}, partition)
+        ranked = sorted(state.keys.values(), key=lambda s: s.read_units + s.write_units, reverse=True)
+        for stats in ranked[:TOP_KEYS]:
+            labels = {"table": name, "key": orjson.dumps(stats.key).decode()}
+            lines.append(_sample("dynastore_key_consumed_units_total", labels, stats.read_units + stats.write_units))
+            lines.append(_sample("dynastore_key_throttled_requests_total", labels, stats.throttled))
+    return ("\n".join(lines) + "\n").encode()

@@ -1,0 +1,129 @@
+"""Backfill of a GSI created by UpdateTable: index every existing item.
+
+The job walks the table in scan order, a bounded batch at a time; each batch
+runs in one storage transaction. On the server each batch is scheduled on
+the event loop between requests (``loop.call_soon``), so creating an index on
+a large table never blocks other requests for more than one batch. Without a
+running loop (the embedded database, unit tests) the batches run one after
+the other before UpdateTable answers.
+
+Racing writes are neither lost nor duplicated: from the moment the index
+exists, every write maintains it (``Database.write_row``), and the server runs
+requests and batches one at a time. A batch indexes each item from its
+current stored state, and an entry's key is derived from the item, so
+indexing an item a write already indexed rewrites the same entry; an item
+deleted before the backfill reaches it is simply never seen.
+
+Items whose index key attributes have the wrong type or an empty value are
+left out of the index (DynamoDB reports them as violations).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from itertools import islice
+from typing import TYPE_CHECKING
+
+import orjson
+
+from dynastore.engine.indexes import entry_row
+from dynastore.storage.base import HASH_SPACE
+
+if TYPE_CHECKING:
+    from dynastore.database import Database
+    from dynastore.engine.schema import IndexDefinition, TableSchema
+
+BACKFILL_BATCH_ROWS = 256
+"""Items indexed per batch (candidate for dynastore/limits.py)."""
+
+
+class Backfill:
+    """One index's backfill; ``step()`` indexes one batch."""
+
+    def __init__(self, database: Database, table_name: str, index_name: str, storage_id: int) -> None:
+        self.database = database
+        self.table_name = table_name
+        self.index_name = index_name
+        self.storage_id = storage_id
+        self.position: tuple[int, bytes, bytes] | None = None
+        self.done = False
+
+    def _target(self) -> tuple[TableSchema, IndexDefinition] | None:
+        """The table and index, unless they were deleted (or re-created) meanwhile."""
+        schema = self.database.tables.get(self.table_name)
+        index = schema.index(self.index_name) if schema is not None else None
+        if schema is None or index is None or index.storage_id != self.storage_id:
+            return None
+        return schema, index
+
+    def step(self, batch_rows: int = BACKFILL_BATCH_ROWS) -> bool:
+        """Index the next batch; True once the backfill is finished (or moot)."""
+        target = self._target()
+        if target is None:
+            self._finish()
+            return True
+        schema, index = target
+        storage = self.database.storage
+        rows = list(
+            islice(storage.scan(schema.table_id, 0, HASH_SPACE, exclusive_start=self.position), batch_rows)
+        )
+        with storage.transaction():
+            for row in rows:
+                entry = entry_row(schema, index, orjson.loads(row.item))
+                if entry is not None:
+                    storage.put(index.storage_id, entry)
+        if len(rows) == batch_rows:
+            last = rows[-1]
+            self.position = (last.pk_hash, last.pk, last.sk)
+            if not index.backfilling:
+                self._set_state(schema, index, "CREATING", backfilling=True)
+            return False
+        self._set_state(schema, index, "ACTIVE", backfilling=False)
+        self._finish()
+        return True
+
+    def _finish(self) -> None:
+        self.done = True
+        _RUNNING.pop((id(self.database), self.storage_id), None)
+
+    def _set_state(
+        self, schema: TableSchema, index: IndexDefinition, status: str, backfilling: bool
+    ) -> None:
+        changed = replace(index, status=status, backfilling=backfilling)
+        indexes = tuple(changed if other.name == index.name else other for other in schema.indexes)
+        self.database.update_table(replace(schema, indexes=indexes))
+
+
+_RUNNING: dict[tuple[int, int], Backfill] = {}
+"""Backfills in progress, by database and the index's storage id (never reused)."""
+
+
+def resume_backfills(database: Database, schema: TableSchema) -> None:
+    """Restart the backfill of any index still CREATING with no job running
+    (after a server restart, the job's progress was lost with the process)."""
+    for index in schema.indexes:
+        if index.status == "CREATING" and (id(database), index.storage_id) not in _RUNNING:
+            start_backfill(database, schema.name, index)
+
+
+def start_backfill(database: Database, table_name: str, index: IndexDefinition) -> Backfill:
+    """Begin indexing the existing items: on the running event loop when there
+    is one, else right away, batch after batch."""
+    job = Backfill(database, table_name, index.name, index.storage_id)
+    _RUNNING[id(database), index.storage_id] = job
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None
+    if loop is None:
+        while not job.step():
+            pass
+        return job
+
+    def tick() -> None:
+        if not job.step():
+            loop.call_soon(tick)
+
+    loop.call_soon(tick)
+    return job

@@ -1,0 +1,165 @@
+"""The TTL sweeper: deletes expired items, a bounded pass at a time.
+
+``sweep(database, max_items)`` is one pass: for every table with TTL
+enabled it walks the table from where the previous pass stopped, collects
+items whose TTL attribute is a Number of epoch seconds in the past (and not
+more than five years in the past, see dynastore.engine.ttl), and deletes them
+through ``Database.delete_row`` -- so indexes and streams follow, and the
+stream's REMOVE record carries DynamoDB's service identity. Sweeper deletes
+consume no write capacity. The same pass also trims stream records older
+than 24 hours.
+
+Deletion is asynchronous, as in DynamoDB: until a pass reaches it, an
+expired item is still returned by every read. On the server a pass is
+scheduled on the event loop (``SweeperSchedule``) every
+``SWEEP_INTERVAL_SECONDS`` (sooner while a backlog remains), between requests,
+so a large expiry never stalls the server for more than one bounded pass.
+``POST /_dynastore/ttl/sweep`` (dynastore.admin_time) runs passes on demand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from itertools import islice
+from typing import TYPE_CHECKING
+
+import orjson
+
+from dynastore.engine import ttl
+from dynastore.storage.base import HASH_SPACE, Row
+
+if TYPE_CHECKING:
+    from dynastore.database import Database
+    from dynastore.engine.schema import TableSchema
+
+logger = logging.getLogger("dynastore.ttl")
+
+# Candidates for dynastore/limits.py.
+SWEEP_INTERVAL_SECONDS = 1.0
+"""Seconds between passes when the previous pass found no backlog."""
+SWEEP_MAX_ITEMS = 256
+"""Deletions per pass."""
+SWEEP_ROWS_PER_ITEM = 16
+"""Rows examined per pass: ``max_items * SWEEP_ROWS_PER_ITEM`` at most."""
+STREAM_TRIM_ROWS_PER_ITEM = 4
+"""Stream records trimmed per pass: ``max_items * STREAM_TRIM_ROWS_PER_ITEM``."""
+
+Position = tuple[int, bytes, bytes]
+_cursors: weakref.WeakKeyDictionary[Database, dict[int, Position]] = weakref.WeakKeyDictionary()
+"""Where the next pass resumes, per database and table storage id."""
+
+
+def sweep(database: Database, max_items: int = SWEEP_MAX_ITEMS) -> int:
+    """One bounded pass; returns the number of expired items deleted."""
+    now = database.now()
+    swept_tables = [
+        (schema, attribute)
+        for schema in list(database.tables.values())
+        if (attribute := ttl.enabled_attribute(schema.extensions)) is not None
+    ]
+    deleted = 0
+    if swept_tables:
+        rows_per_table = max(64, max_items * SWEEP_ROWS_PER_ITEM // len(swept_tables))
+        cursors = _cursors.setdefault(database, {})
+        for schema, attribute in swept_tables:
+            if deleted >= max_items:
+                break
+            expired = _expired_rows(database, schema, attribute, now, cursors,
+                                    rows_per_table, max_items - deleted)
+            _delete(database, schema, expired)
+            deleted += len(expired)
+    database.streams.trim(now, max(1, max_items * STREAM_TRIM_ROWS_PER_ITEM))
+    return deleted
+
+
+def sweep_all(database: Database, max_items: int = SWEEP_MAX_ITEMS, max_passes: int = 10_000) -> int:
+    """Bounded passes from the start of every table until each has been walked
+    to its end: every item expired at the time of the call is gone afterwards.
+    For tests and the admin call; returns the number of items deleted."""
+    _cursors.pop(database, None)
+    total = 0
+    for _ in range(max_passes):
+        total += sweep(database, max_items)
+        if not _cursors.get(database):
+            break
+    return total
+
+
+def _expired_rows(
+    database: Database,
+    schema: TableSchema,
+    attribute: str,
+    now: float,
+    cursors: dict[int, Position],
+    max_rows: int,
+    max_items: int,
+) -> list[Row]:
+    """Expired rows among the next ``max_rows`` of the table (wrapping to the
+    start once the end is reached); advances the table's cursor."""
+    marker = ttl.attribute_marker(attribute)
+    start = cursors.get(schema.table_id)
+    rows = list(islice(database.storage.scan(schema.table_id, 0, HASH_SPACE, start), max_rows))
+    if len(rows) < max_rows:
+        cursors.pop(schema.table_id, None)  # reached the end: the next pass starts over
+    else:
+        last = rows[-1]
+        cursors[schema.table_id] = (last.pk_hash, last.pk, last.sk)
+    expired: list[Row] = []
+    for row in rows:
+        if marker in row.item and ttl.is_expired(orjson.loads(row.item), attribute, now):
+            expired.append(row)
+            if len(expired) >= max_items:
+                cursors[schema.table_id] = (row.pk_hash, row.pk, row.sk)
+                break
+    return expired
+
+
+def _delete(database: Database, schema: TableSchema, rows: list[Row]) -> None:
+    if not rows:
+        return
+    with database.storage.transaction():
+        for row in rows:
+            database.delete_row(schema, row, by_service=True)
+
+
+class SweeperSchedule:
+    """Runs ``sweep`` on an event loop every ``interval`` seconds (at once
+    again while a pass deleted its full quota). Each pass runs on the loop
+    thread between requests, as every operation does (ADR 0000)."""
+
+    def __init__(
+        self,
+        database: Database,
+        loop: asyncio.AbstractEventLoop,
+        interval: float = SWEEP_INTERVAL_SECONDS,
+        max_items: int = SWEEP_MAX_ITEMS,
+    ) -> None:
+        self.database = database
+        self.loop = loop
+        self.interval = interval
+        self.max_items = max_items
+        self._handle: asyncio.TimerHandle | asyncio.Handle | None = None
+
+    def start(self) -> SweeperSchedule:
+        self._handle = self.loop.call_later(self.interval, self._tick)
+        return self
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _tick(self) -> None:
+        deleted = 0
+        try:
+            deleted = sweep(self.database, self.max_items)
+        except Exception:
+            logger.exception("TTL sweep pass failed")
+        if self._handle is None:
+            return  # stopped while the pass ran
+        if deleted >= self.max_items:
+            self._handle = self.loop.call_soon(self._tick)
+        else:
+            self._handle = self.loop.call_later(self.interval, self._tick)
