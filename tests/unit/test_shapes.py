@@ -9,6 +9,7 @@ compare the set of errors.
 from __future__ import annotations
 
 import copy
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -601,12 +602,20 @@ def test_runtime_does_not_import_botocore() -> None:
 
 
 def test_generated_model_is_fresh() -> None:
-    pytest.importorskip("botocore")
+    """The committed model is what the generator makes from the botocore it
+    names. With another botocore installed (CI takes the newest), the model is
+    only regenerated deliberately, so then the generator must still run, and
+    any difference is reported as staleness, never as a crash."""
+    botocore = pytest.importorskip("botocore")
+    recorded = json.loads((ROOT / "dynastore" / "ops" / "service_model.json").read_text())["source"]
     result = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "generate_shapes.py"), "--check"],
         capture_output=True, text=True, cwd=ROOT,
     )
-    assert result.returncode == 0, result.stderr
+    if recorded.startswith(f"botocore {botocore.__version__}:"):
+        assert result.returncode == 0, result.stderr
+    else:
+        assert result.returncode == 0 or "is stale" in result.stderr, result.stderr
 
 
 def test_attribute_name_length_counts_utf16_units() -> None:
