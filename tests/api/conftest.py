@@ -1,9 +1,19 @@
 """Black-box fixtures: a real dynastore server process, real boto3 clients.
 
-By default one server subprocess (``python -m dynastore serve --in-memory``
-on a free port) is started for the whole session. ``--endpoint URL`` runs the
-same tests against any DynamoDB-compatible endpoint instead (dynalite, moto's
-server, real DynamoDB) to check that a test asserts DynamoDB's behaviour.
+Every test that uses ``client`` or ``endpoint`` runs twice, once per
+transport (the ``[http]`` and ``[embedded]`` test ids):
+
+- ``http``: one server subprocess (``python -m dynastore serve --in-memory``
+  on a free port) for the whole session, reached with a boto3 client;
+- ``embedded``: one ``dynastore.open()`` database; ``client`` is its
+  in-process boto3 client (no socket) and ``endpoint`` is ``db.serve()``, a
+  real HTTP server on the same database, so tests that mix both still see one
+  database.
+
+``DYNASTORE_TEST_TRANSPORTS=http`` (or ``embedded``) runs one of them only.
+``--endpoint URL`` runs the tests over HTTP against any DynamoDB-compatible
+endpoint instead (dynalite, moto's server, real DynamoDB) to check that a test
+asserts DynamoDB's behaviour.
 
 boto3 is configured with ``parameter_validation=False`` so that the server's
 own validation is what answers, and with retries off so an error reaches the
@@ -91,8 +101,36 @@ def stop_server(process: subprocess.Popen[bytes]) -> None:
         log.close()
 
 
+TRANSPORTS = os.environ.get("DYNASTORE_TEST_TRANSPORTS", "http,embedded").split(",")
+
+
+@pytest.fixture(scope="session", params=TRANSPORTS)
+def transport(request: pytest.FixtureRequest) -> str:
+    if request.param == "embedded" and request.config.getoption("--endpoint"):
+        pytest.skip("--endpoint runs the suite over HTTP only")
+    return str(request.param)
+
+
 @pytest.fixture(scope="session")
-def endpoint(request: pytest.FixtureRequest) -> Iterator[str]:
+def embedded_database(transport: str) -> Iterator[Any]:
+    """The session's embedded database (None for the http transport)."""
+    if transport != "embedded":
+        yield None
+        return
+    import dynastore
+
+    database = dynastore.open()
+    try:
+        yield database
+    finally:
+        database.close()
+
+
+@pytest.fixture(scope="session")
+def endpoint(request: pytest.FixtureRequest, transport: str, embedded_database: Any) -> Iterator[str]:
+    if embedded_database is not None:
+        yield embedded_database.serve().endpoint_url
+        return
     given = request.config.getoption("--endpoint")
     if given:
         yield given
@@ -111,13 +149,19 @@ def make_client(endpoint_url: str, service: str = "dynamodb") -> Any:
         region_name="us-east-1",
         aws_access_key_id="AKIDTEST",
         aws_secret_access_key="secret",
-        config=Config(parameter_validation=False, retries={"total_max_attempts": 1}),
+        config=TEST_CLIENT_CONFIG,
     )
 
 
+TEST_CLIENT_CONFIG = Config(parameter_validation=False, retries={"total_max_attempts": 1})
+
+
 @pytest.fixture(scope="session")
-def client(endpoint: str) -> Any:
-    """A boto3 DynamoDB client with parameter validation off."""
+def client(endpoint: str, embedded_database: Any) -> Any:
+    """A boto3 DynamoDB client with parameter validation off (in-process for
+    the embedded transport)."""
+    if embedded_database is not None:
+        return embedded_database.client(config=TEST_CLIENT_CONFIG)
     return make_client(endpoint)
 
 

@@ -99,8 +99,12 @@ def test_backfill_skips_items_with_wrong_key_type(client: Any, make_table: Any) 
 
 
 def test_backfill_runs_online_and_racing_writes_are_kept_exactly_once(
-    client: Any, make_table: Any, endpoint: str
+    client: Any, make_table: Any, endpoint: str, transport: str
 ) -> None:
+    if transport == "embedded":
+        # The embedded API has no event loop of its own: UpdateTable there
+        # backfills in bounded batches before answering (docs/embedded.md).
+        pytest.skip("online backfill needs the server's event loop")
     table = make_table()
     total = 3000
     fill(client, table, total)
