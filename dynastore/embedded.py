@@ -122,6 +122,36 @@ class EmbeddedDatabase:
         }
         return AWSResponse(request.url, status, response_headers, _ReplyBody(reply_body))
 
+    # --- administrative controls (the same as the server's /_dynastore/ routes) --
+    @property
+    def faults(self) -> Any:
+        """The fault-rule registry (docs/faults.md): ``db.faults.add(...)``,
+        ``.rules()``, ``.clear()`` -- the embedded face of /_dynastore/faults."""
+        return self.database.faults
+
+    @property
+    def gsi_lag_seconds(self) -> float:
+        """How long a write takes to reach global secondary indexes (0: at once)."""
+        return float(self.database.gsi_lag_seconds)
+
+    @gsi_lag_seconds.setter
+    def gsi_lag_seconds(self, seconds: float) -> None:
+        with self._lock:
+            self.database.gsi_lag_seconds = max(0.0, seconds)
+
+    def admin(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+        """Call one of the server's ``/_dynastore/...`` admin routes in-process
+        (same handlers, same answers): e.g. ``db.admin("POST", "/_dynastore/faults", {...})``."""
+        import orjson
+
+        payload = orjson.dumps(body) if body is not None else b""
+        headers = {b"content-type": b"application/json"}
+        with self._lock:
+            status, _, reply, _ = self._application.handle(
+                method.encode("ascii"), path.encode("utf-8"), headers, payload
+            )
+        return status, (orjson.loads(reply) if reply else None)
+
     # --- a real HTTP endpoint on the same database ------------------------------
     def serve(self, host: str = "127.0.0.1", port: int = 0) -> BackgroundServer:
         """Serve this database over HTTP from a background thread (port 0 picks a

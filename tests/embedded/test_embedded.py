@@ -10,6 +10,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.config import Config
 from boto3.dynamodb.conditions import Attr, Key
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
@@ -151,3 +152,18 @@ def test_serve_exposes_the_same_database_over_http() -> None:
         assert remote.list_tables()["TableNames"] == ["things"]
         remote.put_item(TableName="things", Item={"pk": {"S": "r"}, "sk": {"N": "1"}})
         assert "Item" in db.client().get_item(TableName="things", Key={"pk": {"S": "r"}, "sk": {"N": "1"}})
+
+
+def test_admin_controls_are_reachable_in_process() -> None:
+    with dynastore.open() as db:
+        client = db.client(config=Config(retries={"total_max_attempts": 1}))
+        create(client)
+        status, answer = db.admin("POST", "/_dynastore/faults",
+                                  {"Error": "ProvisionedThroughputExceededException", "Operation": "GetItem", "Count": 1})
+        assert status == 200 and answer["Rule"]["Remaining"] == 1
+        with pytest.raises(client.exceptions.ProvisionedThroughputExceededException):
+            client.get_item(TableName="things", Key={"pk": {"S": "a"}, "sk": {"N": "1"}})
+        client.get_item(TableName="things", Key={"pk": {"S": "a"}, "sk": {"N": "1"}})  # the rule is spent
+        assert [rule.hits for rule in db.faults.rules()] == [1]
+        db.gsi_lag_seconds = 0.25
+        assert db.database.gsi_lag_seconds == 0.25
