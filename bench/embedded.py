@@ -22,8 +22,9 @@ import argparse
 import time
 from typing import Any
 
-import dynastore
 from botocore.awsrequest import AWSResponse
+
+import dynastore
 
 KEY = {"pk": {"S": "user#1"}, "sk": {"S": "profile"}}
 ITEM = {**KEY, "name": {"S": "Ada"}, "data": {"S": "x" * 900}}

@@ -57,6 +57,8 @@ STREAM_OPERATIONS = frozenset(("DescribeStream", "GetShardIterator", "GetRecords
 KEY_STATS_MAX = 10_000
 """Keys tracked per table for the top-keys report; past it the coldest half is dropped."""
 TOP_KEYS = 10
+TARGET_CACHE_MAX = 65_536
+"""Partition-key encodings cached per table; the cache starts over past it."""
 SIZE_RECHECK_SECONDS = 60.0
 """How often (database time) a table's size is re-read to split partitions."""
 
@@ -190,6 +192,8 @@ class TableState:
     throttles: dict[str, int] = field(default_factory=dict)
     size_checked_at: float = 0.0
     limits_second: int = -1
+    targets: dict[str, Target] = field(default_factory=dict)
+    """Partition-key value (as on the wire) -> its Target (see _table_target)."""
 
     @property
     def on_demand(self) -> bool:
@@ -402,7 +406,7 @@ class Throughput:
         target = self._target(operation, inner)
         index_name = inner.get("IndexName") if operation in ("Query", "Scan") else None
         index_name = index_name if isinstance(index_name, str) else None
-        if target is not None:
+        if target is not None and not self._admits(target, write, now, index_name):
             refusals = self._refusals(target, write, now, index_name=index_name)
             if refusals:
                 self._count_throttle(target, refusals)
@@ -420,6 +424,25 @@ class Throughput:
         return response
 
     # --- admission -------------------------------------------------------------------
+    def _admits(self, target: Target, write: bool, now: float, index_name: str | None) -> bool:
+        """The common case, cheaply: every bucket the request needs has capacity
+        (``_refusals`` then says which do not)."""
+        state = target.state
+        if not self.enforced(state.schema.name):
+            return True
+        resource = state.indexes.get(index_name, state.table) if index_name else state.table
+        if not (resource.write if write else resource.read).admits(now):
+            return False
+        if target.pk_hash is not None:
+            partition = state.partition(target.pk_hash, now)
+            if not (partition.write if write else partition.read).admits(now):
+                return False
+        if write:
+            for index in state.indexes.values():
+                if not index.write.admits(now):
+                    return False
+        return True
+
     def _refusals(
         self,
         target: Target,
@@ -508,20 +531,33 @@ class Throughput:
     def _table_target(self, table_name: Any, key: Any) -> Target | None:
         """The table state and partition of a key (None when the request is
         malformed: the handler then answers with DynamoDB's error)."""
-        try:
-            schema = self.database.table(table_name)
-        except DynamoDBError:
-            return None
+        schema = self.database.tables.get(table_name) if isinstance(table_name, str) else None
+        if schema is None:
+            try:
+                schema = self.database.table(table_name)  # an ARN, or DynamoDB's error
+            except DynamoDBError:
+                return None
         state = self.state(schema, self.database.now())
         if not isinstance(key, dict):
             return Target(state, None, None, None)
+        name = schema.partition_key.name
+        value = key.get(name)
+        # Keys repeat (that is what makes them hot): their encoding and hash are cached.
+        text = value.get(schema.partition_key.type) if isinstance(value, dict) and len(value) == 1 else None
+        cached = state.targets.get(text) if isinstance(text, str) else None
+        if cached is not None:
+            return cached
         try:
-            name = schema.partition_key.name
-            partition_key = validate_item({name: key[name]})
+            partition_key = validate_item({name: value})
             pk = encode_attribute(schema.partition_key.type, partition_key[name])
         except Exception:  # noqa: BLE001 -- a bad key is the handler's to report
             return Target(state, None, None, None)
-        return Target(state, pk, partition_hash(pk), partition_key)
+        target = Target(state, pk, partition_hash(pk), partition_key)
+        if isinstance(text, str):
+            if len(state.targets) >= TARGET_CACHE_MAX:
+                state.targets.clear()
+            state.targets[text] = target
+        return target
 
     def _target(self, operation: str, request: dict[str, Any]) -> Target | None:
         table_name = request.get("TableName")

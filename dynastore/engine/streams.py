@@ -127,13 +127,16 @@ def canonical(value: Any) -> Any:
     return value
 
 
-def change_event(old_item: dict[str, Any] | None, new_item: dict[str, Any] | None) -> str | None:
-    """INSERT, MODIFY or REMOVE; None when the write changed nothing."""
+def change_event(
+    old_item: dict[str, Any] | None, new_item: dict[str, Any] | None, may_hold_sets: bool = True
+) -> str | None:
+    """INSERT, MODIFY or REMOVE; None when the write changed nothing.
+    ``may_hold_sets=False`` skips the order-insensitive comparison of sets."""
     if old_item is None:
         return "INSERT" if new_item is not None else None
     if new_item is None:
         return "REMOVE"
-    if old_item == new_item or canonical(old_item) == canonical(new_item):
+    if old_item == new_item or (may_hold_sets and canonical(old_item) == canonical(new_item)):
         return None
     return "MODIFY"
 
@@ -155,16 +158,20 @@ def build_record(
     now: float,
     region: str,
     by_service: bool = False,
+    old_size: int | None = None,
+    new_size: int | None = None,
 ) -> dict[str, Any]:
-    """One GetRecords ``Record``, images chosen by the stream's view type."""
+    """One GetRecords ``Record``, images chosen by the stream's view type.
+    ``old_size``/``new_size`` are the images' DynamoDB sizes when the caller
+    knows them already (stored rows carry theirs)."""
     body: dict[str, Any] = {"ApproximateCreationDateTime": int(now), "Keys": keys}
     size = item_size(keys)
     if new_item is not None and view_type in ("NEW_IMAGE", "NEW_AND_OLD_IMAGES"):
         body["NewImage"] = new_item
-        size += item_size(new_item)
+        size += item_size(new_item) if new_size is None else new_size
     if old_item is not None and view_type in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES"):
         body["OldImage"] = old_item
-        size += item_size(old_item)
+        size += item_size(old_item) if old_size is None else old_size
     body["SequenceNumber"] = format_sequence(sequence)
     body["SizeBytes"] = size
     body["StreamViewType"] = view_type
@@ -199,6 +206,7 @@ class Shard:
     trimmed: int = 0
     count: int = 0  # records written while this process ran (drives rollover)
     closed_at: float | None = None
+    confirmed: bool = False  # its stored row was seen outside any transaction
 
     def to_json(self) -> bytes:
         # Sequence numbers exceed 64 bits: JSON carries them as text.
@@ -211,7 +219,7 @@ class Shard:
     def from_json(cls, data: bytes) -> Shard:
         raw = orjson.loads(data)
         return cls(raw["shard_id"], raw["parent"], int(raw["start"]), raw["created"],
-                   trimmed=int(raw.get("trimmed", 0)))
+                   trimmed=int(raw.get("trimmed", 0)), confirmed=True)
 
     def describe(self) -> dict[str, Any]:
         """A ``Shard`` of DescribeStream."""

@@ -8,9 +8,12 @@ a name no DynamoDB table can have):
   GetRecords ``Record`` JSON (served to clients without re-encoding);
 - shard rows: pk = ``SHARDS_PK``, sk = the shard's first sequence number,
   item = the shard descriptor (id, parent, start, creation time, trim point).
-  A shard row is re-written with every record put into the shard, in the
-  same transaction, so a stored record always has its stored shard (a
-  transaction that rolls back takes both away);
+  A shard row is written when the shard opens, inside the transaction of
+  the write that needed it. Should that transaction roll back, the shard
+  (still open in memory) would lose its row while later records land in
+  it, so every sweeper pass -- which runs between operations, outside any
+  transaction -- re-writes the rows of shards not yet seen committed
+  (``confirm_shards``);
 - the storage table's metadata: the stream's own description (table, label,
   view type, key schema, creation time, status, when it was disabled).
 
@@ -34,6 +37,11 @@ if TYPE_CHECKING:
     from dynastore.database import Database
     from dynastore.engine.schema import TableSchema
 
+TRIGGERS_STORAGE_NAME = "_dynastore/stream/triggers"
+"""Catalogue name of the triggers' storage table (definitions and checkpoints)."""
+SET_MARKER = b'S":['
+"""Bytes of every stored SS, NS or BS value: items without them skip the
+set-order-insensitive comparison."""
 SHARDS_PK = b"\x00shards"
 """Sorts before every ``shardId-...`` key."""
 
@@ -90,11 +98,16 @@ class StreamStore:
         self.next_sequence = streams.FIRST_SEQUENCE
         self.shard_max_records = streams.SHARD_MAX_RECORDS
         self.shard_max_age = float(streams.SHARD_MAX_AGE_SECONDS)
+        self.triggers_storage_id: int | None = None
+        """Storage of the stream triggers (streams_api.triggers), once one exists."""
         for record in records:
             self._load(record)
 
     # --- start-up -------------------------------------------------------------
     def _load(self, record: TableRecord) -> None:
+        if record.name == TRIGGERS_STORAGE_NAME:
+            self.triggers_storage_id = record.table_id
+            return
         raw = orjson.loads(record.metadata) if record.metadata else {}
         if "arn" not in raw:
             return  # registered, but the enabling transaction never finished
@@ -203,9 +216,12 @@ class StreamStore:
         log = self.by_arn.get(current["arn"])
         if log is None:
             return
+        if old_row is not None and new_row is not None and old_row.item == new_row.item:
+            return  # the same bytes: nothing changed
         old_item = orjson.loads(old_row.item) if old_row is not None else None
         new_item = orjson.loads(new_row.item) if new_row is not None else None
-        event = streams.change_event(old_item, new_item)
+        may_hold_sets = old_row is not None and SET_MARKER in old_row.item
+        event = streams.change_event(old_item, new_item, may_hold_sets)
         if event is None:
             return
         now = self.database.now()
@@ -220,11 +236,12 @@ class StreamStore:
             stream=log.arn, event=event, keys=schema.key_of(item), old_item=old_item,
             new_item=new_item, view_type=log.view_type, sequence=sequence, now=now,
             region=self.database.region, by_service=by_service,
+            old_size=old_row.size if old_row is not None else None,
+            new_size=new_row.size if new_row is not None else None,
         )
         data = orjson.dumps(record)
         pk = shard.shard_id.encode()
         self.storage.put(log.storage_id, Row(partition_hash(pk), pk, streams.format_sequence(sequence).encode(), data, len(data)))
-        self.storage.put(log.storage_id, _shard_row(shard))
         shard.count += 1
         shard.end = sequence
 
@@ -248,6 +265,7 @@ class StreamStore:
     def trim(self, now: float, max_rows: int) -> int:
         """Remove records older than 24 hours (at most ``max_rows`` per call),
         then shards and disabled streams with nothing left; returns rows removed."""
+        self.confirm_shards()
         cutoff = now - streams.STREAM_RETENTION_SECONDS
         removed = 0
         for log in list(self.by_arn.values()):
@@ -261,6 +279,18 @@ class StreamStore:
                 removed += self._trim_shard(log, shard, cutoff, max_rows - removed)
             self._forget_empty(log, cutoff)
         return removed
+
+    def confirm_shards(self) -> None:
+        """Make sure every shard opened since start-up has its stored row.
+        Call outside any storage transaction (a read inside one would also see
+        rows that may yet be rolled back)."""
+        for log in self.by_arn.values():
+            for shard in log.shards:
+                if shard.confirmed:
+                    continue
+                if self.storage.get(log.storage_id, SHARDS_PK, streams.format_sequence(shard.start).encode()) is None:
+                    self.storage.put(log.storage_id, _shard_row(shard))
+                shard.confirmed = True
 
     def _trim_shard(self, log: StreamLog, shard: Shard, cutoff: float, budget: int) -> int:
         expired: list[Row] = []

@@ -593,3 +593,169 @@ def test_admin_clock_over_http(endpoint: str) -> None:
     with urllib.request.urlopen(request, timeout=5) as reply:
         after = orjson.loads(reply.read())
     assert after["OffsetSeconds"] == before["OffsetSeconds"] + 1
+
+
+# --- triggers: the stream delivered to a local HTTP consumer, Lambda-style ----------------
+
+
+class Consumer:
+    """A local HTTP endpoint that records the Lambda events it receives and
+    answers with the statuses it is told to (then 200)."""
+
+    def __init__(self, failures: list[int] | None = None) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.failures = list(failures or [])
+        self.url = ""
+        self._server: Any = None
+
+    async def __aenter__(self) -> Consumer:
+        import asyncio
+
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}/events"
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        self._server.close()
+        await self._server.wait_closed()
+
+    async def _serve(self, reader: Any, writer: Any) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                          if line.lower().startswith(b"content-length")))
+        body = await reader.readexactly(length)
+        status = self.failures.pop(0) if self.failures else 200
+        if status == 200:
+            self.events.append(orjson.loads(body))
+        writer.write(f"HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".encode())
+        await writer.drain()
+        writer.close()
+
+    def keys(self) -> list[str]:
+        return [record["dynamodb"]["Keys"]["pk"]["S"] for event in self.events for record in event["Records"]]
+
+
+async def deliver_all(runner: Any, rounds: int = 200) -> None:
+    import asyncio
+
+    idle = 0
+    for _ in range(rounds):
+        if await runner.run_once():
+            idle = 0
+            continue
+        idle += 1  # nothing delivered: caught up, or a retry is waiting
+        if idle > 20:
+            return
+        await asyncio.sleep(0.005)
+
+
+def test_a_trigger_delivers_lambda_batches_in_order_with_retries(embedded: Any) -> None:
+    import asyncio
+
+    from dynastore.streams_api.triggers import TriggerRunner, handle_admin_triggers
+
+    embedded.database.streams.shard_max_records = 4
+    arn = new_table(embedded)
+    client = embedded.client()
+    client.put_item(TableName="events", Item={"pk": {"S": "before"}})
+
+    async def scenario() -> Consumer:
+        async with Consumer(failures=[500, 503]) as consumer:
+            status, answer = handle_admin_triggers(embedded.database, "POST", "/_dynastore/triggers", {
+                "TableName": "events", "Url": consumer.url, "BatchSize": 3, "Name": "audit"})
+            assert status == 200, answer
+            for index in range(10):
+                client.put_item(TableName="events", Item={"pk": {"S": f"k{index}"}})
+            runner = TriggerRunner(embedded.database, retry_delay=0.001)
+            await deliver_all(runner)
+            return consumer
+
+    consumer = asyncio.run(scenario())
+    assert consumer.keys() == [f"k{index}" for index in range(10)]  # LATEST: "before" is not sent
+    assert all(len(event["Records"]) <= 3 for event in consumer.events)
+    record = consumer.events[0]["Records"][0]
+    assert record["eventSourceARN"] == arn and record["eventSource"] == "aws:dynamodb"
+    (listed,) = handle_admin_triggers(embedded.database, "GET", "/_dynastore/triggers", None)[1]["Triggers"]
+    assert listed["FailedAttempts"] == 2 and listed["DeliveredRecords"] == 10
+    assert listed["SkippedBatches"] == 0 and listed["LastError"] == "HTTP 503"
+    assert handle_admin_triggers(embedded.database, "DELETE", "/_dynastore/triggers/audit", None)[0] == 200
+    assert handle_admin_triggers(embedded.database, "DELETE", "/_dynastore/triggers/audit", None)[0] == 404
+
+
+def test_trigger_definitions_are_checked(embedded: Any) -> None:
+    from dynastore.streams_api.triggers import handle_admin_triggers
+
+    new_table(embedded)
+    embedded.client().create_table(TableName="plain", **HASH_ONLY)
+    cases = [
+        {"TableName": "missing", "Url": "http://127.0.0.1:1/"},
+        {"TableName": "plain", "Url": "http://127.0.0.1:1/"},
+        {"TableName": "events", "Url": "ftp://x/"},
+        {"TableName": "events", "Url": "http://127.0.0.1:1/", "BatchSize": 0},
+        {"TableName": "events", "Url": "http://127.0.0.1:1/", "StartingPosition": "AT"},
+    ]
+    for definition in cases:
+        assert handle_admin_triggers(embedded.database, "POST", "/_dynastore/triggers", definition)[0] == 400
+
+
+def test_a_skipped_batch_after_its_retries(embedded: Any) -> None:
+    import asyncio
+
+    from dynastore.streams_api.triggers import TriggerRunner, handle_admin_triggers
+
+    new_table(embedded)
+    client = embedded.client()
+    for index in range(3):
+        client.put_item(TableName="events", Item={"pk": {"S": f"k{index}"}})
+
+    async def scenario() -> Consumer:
+        async with Consumer(failures=[500, 500]) as consumer:
+            handle_admin_triggers(embedded.database, "POST", "/_dynastore/triggers", {
+                "TableName": "events", "Url": consumer.url, "BatchSize": 2, "MaxRetries": 1,
+                "StartingPosition": "TRIM_HORIZON"})
+            await deliver_all(TriggerRunner(embedded.database, retry_delay=0.001))
+            return consumer
+
+    consumer = asyncio.run(scenario())
+    assert consumer.keys() == ["k2"]  # the first batch failed twice and was skipped
+
+
+def test_a_trigger_resumes_after_a_restart_without_loss_or_duplicates(tmp_path: Path) -> None:
+    import asyncio
+
+    from dynastore.streams_api.triggers import TriggerRunner, handle_admin_triggers
+
+    path = tmp_path / "store"
+    received: list[str] = []
+
+    async def deliver(embedded: Any, setup: bool, rounds: int) -> None:
+        async with Consumer() as consumer:
+            if setup:
+                handle_admin_triggers(embedded.database, "POST", "/_dynastore/triggers", {
+                    "TableName": "events", "Url": consumer.url, "BatchSize": 2,
+                    "StartingPosition": "TRIM_HORIZON", "Name": "t"})
+            else:  # the consumer listens on a new port after the restart
+                from dynastore.streams_api.triggers import trigger_book
+
+                trigger = trigger_book(embedded.database).triggers["t"]
+                trigger.url = consumer.url
+            runner = TriggerRunner(embedded.database)
+            if rounds:
+                for _ in range(rounds):
+                    await runner.run_once()
+            else:
+                await deliver_all(runner)
+            received.extend(consumer.keys())
+
+    with dynastore.open(path) as first:
+        first.database.streams.shard_max_records = 3
+        new_table(first)
+        for index in range(7):
+            first.client().put_item(TableName="events", Item={"pk": {"S": f"k{index}"}})
+        asyncio.run(deliver(first, setup=True, rounds=2))  # two batches, then "crash"
+    assert received == ["k0", "k1", "k2"]  # (a batch never spans two shards)
+    with dynastore.open(path) as second:
+        for index in range(7, 9):
+            second.client().put_item(TableName="events", Item={"pk": {"S": f"k{index}"}})
+        asyncio.run(deliver(second, setup=False, rounds=0))
+    assert received == [f"k{index}" for index in range(9)]

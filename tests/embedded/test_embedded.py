@@ -10,9 +10,9 @@ from typing import Any
 
 import boto3
 import pytest
-from botocore.config import Config
 from boto3.dynamodb.conditions import Attr, Key
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.config import Config
 
 import dynastore
 

@@ -181,3 +181,27 @@ def test_unknown_streams_operation() -> None:
     database = Database.open()
     with pytest.raises(UnknownOperationException):
         dispatch_streams(database, "PutRecord", {})
+
+
+def test_a_shard_opened_by_a_rolled_back_write_is_healed_by_the_sweeper(tmp_path: Any) -> None:
+    from dynastore.workers.ttl_sweeper import sweep
+
+    database = make_database(tmp_path)
+    database.streams.shard_max_records = 2
+    put(database, "a")
+    put(database, "b")
+
+    class Abort(Exception):
+        pass
+
+    with pytest.raises(Abort), database.storage.transaction():
+        put(database, "c")  # opens the second shard, then rolls back
+        raise Abort
+    put(database, "d")  # lands in the second shard, whose row was rolled back
+    sweep(database)
+    database.close()
+    reopened = make_database(tmp_path)
+    (log,) = reopened.streams.by_arn.values()
+    assert len(log.shards) == 2 and log.shards[1].parent == log.shards[0].shard_id
+    assert [record["dynamodb"]["Keys"]["pk"]["S"] for record in records_of(reopened)] == ["a", "b", "d"]
+    reopened.close()

@@ -103,3 +103,10 @@ def test_split_capacity_cuts_the_tail_of_byte_responses() -> None:
     assert orjson.loads(total)["ConsumedCapacity"] == as_asked(INDEXES, "TOTAL")
     alone, _ = split_capacity(b'{"ConsumedCapacity":' + capacity + b"}", "NONE")
     assert alone == b"{}"
+
+
+def test_serve_takes_the_throughput_flag() -> None:
+    from dynastore.cli import build_parser
+
+    assert build_parser().parse_args(["serve"]).throughput == "off"
+    assert build_parser().parse_args(["serve", "--throughput", "enforce"]).throughput == "enforce"
