@@ -63,3 +63,16 @@ def test_session_scoped_database_persists(dynastore_db_session: Any) -> None:
     if "shared" not in client.list_tables()["TableNames"]:
         load_tables(client, {"tables": [{**SCHEMA["tables"][0], "TableName": "shared", "Items": []}]})
     assert "shared" in client.list_tables()["TableNames"]
+
+
+def test_application_clients_find_the_server_through_the_environment(
+    dynastore_server: str, dynamodb_client: Any, monkeypatch: Any
+) -> None:
+    """The recipe in docs/testing-with-dynastore.md for code that builds its own client."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", dynastore_server)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    load_tables(dynamodb_client, SCHEMA)
+    application_client = boto3.client("dynamodb")  # as application code would
+    assert application_client.list_tables()["TableNames"] == ["app"]
