@@ -139,6 +139,11 @@ class EmbeddedDatabase:
         with self._lock:
             self.database.gsi_lag_seconds = max(0.0, seconds)
 
+    def metrics(self) -> Any:
+        """Consumed capacity, throttles and hot keys per table, index and
+        partition (docs/throughput.md) -- the answer of GET /_dynastore/metrics."""
+        return self.admin("GET", "/_dynastore/metrics")[1]
+
     def admin(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
         """Call one of the server's ``/_dynastore/...`` admin routes in-process
         (same handlers, same answers): e.g. ``db.admin("POST", "/_dynastore/faults", {...})``."""
@@ -256,7 +261,16 @@ class _LockedApplication:
         self.handle = embedded.handle_locked
 
 
-def open(path: str | Path | None = None, **options: Any) -> EmbeddedDatabase:  # noqa: A001
+def open(  # noqa: A001
+    path: str | Path | None = None, *, throughput: str | None = None, **options: Any
+) -> EmbeddedDatabase:
     """Open an embedded database: in memory when ``path`` is None, else the
-    durable SQLite store in directory ``path`` (created when missing)."""
-    return EmbeddedDatabase(Database.open(path, **options))
+    durable SQLite store in directory ``path`` (created when missing).
+    ``throughput="enforce"`` (or ``"observe"``) switches on the capacity
+    model (docs/throughput.md), like ``dynastore serve --throughput enforce``."""
+    database = Database.open(path, **options)
+    if throughput not in (None, "off"):
+        from dynastore.throughput import enable
+
+        enable(database, throughput)
+    return EmbeddedDatabase(database)

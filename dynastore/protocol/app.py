@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import logging
 import zlib
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
@@ -31,6 +32,12 @@ from dynastore.errors import (
 from dynastore.faults import handle_admin as handle_faults_admin
 from dynastore.ops import ALL_OPERATIONS, dispatch
 from dynastore.protocol.authorization import check_credentials_present
+from dynastore.throughput import (
+    ADMIN_THROUGHPUT_PATHS,
+    PROMETHEUS_CONTENT_TYPE,
+    handle_admin_metrics,
+    prometheus_metrics,
+)
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -41,9 +48,16 @@ API_TARGET_PREFIX = "DynamoDB_20120810."
 STREAMS_TARGET_PREFIX = "DynamoDBStreams_20120810."
 """Reserved for the Streams API (a later issue): UnknownOperationException until then."""
 ADMIN_PATH_PREFIX = b"/_dynastore/"
-"""dynastore's own admin endpoints; only ``/_dynastore/faults`` exists so far
-(dynastore.faults), anything else under the prefix is 404."""
-ADMIN_FAULTS_PATH = b"/_dynastore/faults"
+"""dynastore's own admin endpoints (docs/admin.md); anything else under the
+prefix is 404."""
+
+AdminHandler = Callable[["Database", str, str, "bytes | None"], "tuple[int, Any]"]
+
+#: path prefix -> handler(database, method, path, body) -> (status, JSON-able answer)
+ADMIN_ROUTES: dict[bytes, AdminHandler] = {
+    b"/_dynastore/faults": handle_faults_admin,
+    **{path.encode(): handle_admin_metrics for path in ADMIN_THROUGHPUT_PATHS},
+}
 
 JSON_1_0 = b"application/x-amz-json-1.0"
 APPLICATION_JSON = b"application/json"
@@ -138,11 +152,19 @@ class Application:
 
     def handle_admin(self, method: bytes, url: bytes, body: bytes) -> Reply:
         """``/_dynastore/...``: JSON in, JSON out, no DynamoDB wire rules."""
-        if not url.startswith(ADMIN_FAULTS_PATH):
+        path, _, query = url.partition(b"?")
+        handler = next(
+            (handler for prefix, handler in ADMIN_ROUTES.items()
+             if path == prefix or path.startswith(prefix + b"/")),
+            None,
+        )
+        if handler is None:
             return ADMIN_NOT_FOUND
         try:
-            status, answer = handle_faults_admin(
-                self.database, method.decode("latin-1"), url.decode("latin-1"), body or None
+            if handler is handle_admin_metrics and method == b"GET" and b"format=prometheus" in query:
+                return (200, PROMETHEUS_CONTENT_TYPE.encode(), prometheus_metrics(self.database), b"")
+            status, answer = handler(
+                self.database, method.decode("latin-1"), path.decode("latin-1"), body or None
             )
         except Exception:
             logger.exception("internal error in the admin API at %r", url)

@@ -167,3 +167,18 @@ def test_admin_controls_are_reachable_in_process() -> None:
         assert [rule.hits for rule in db.faults.rules()] == [1]
         db.gsi_lag_seconds = 0.25
         assert db.database.gsi_lag_seconds == 0.25
+
+
+def test_throughput_model_and_metrics_from_the_embedded_api() -> None:
+    with dynastore.open(throughput="enforce") as db:
+        client = db.client()
+        client.create_table(TableName="hot", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                            ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
+        client.put_item(TableName="hot", Item={"pk": {"S": "k"}})
+        metrics = db.metrics()
+        assert metrics["Mode"] == "enforce"
+        assert metrics["Tables"]["hot"]["WriteUnits"] == 1.0
+        assert metrics["Tables"]["hot"]["WriteLimit"] == 5.0
+    with dynastore.open() as db:
+        assert db.database.throughput is None  # off by default: no cost
