@@ -204,6 +204,14 @@ async def serve_until_signalled(database: Database, host: str, port: int, where:
     # Import the remaining operations once the first requests had their chance:
     # startup stays fast, and no later request pays for an import.
     loop.call_later(OPERATIONS_PRELOAD_DELAY_SECONDS, warm_up)
+    # Background jobs, each a bounded step on this loop between requests (ADR 0000).
+    from dynastore.streams_api.triggers import TriggerRunner
+    from dynastore.workers.ttl_sweeper import SweeperSchedule
+
+    sweeper = SweeperSchedule(database, loop).start()
+    triggers = TriggerRunner(database).start(loop)
     await stop_requested.wait()
     logger.info("stopping: finishing requests in progress")
+    sweeper.stop()
+    triggers.stop()
     await server.stop()

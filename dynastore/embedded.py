@@ -139,6 +139,23 @@ class EmbeddedDatabase:
         with self._lock:
             self.database.gsi_lag_seconds = max(0.0, seconds)
 
+    def advance_clock(self, seconds: float) -> float:
+        """Move this database's clock forward (TTL expiry, stream retention,
+        throughput buckets, idempotency windows); returns the new epoch time.
+        The embedded face of POST /_dynastore/clock."""
+        from dynastore.clock import advance_clock
+
+        with self._lock:
+            return advance_clock(self.database, seconds)
+
+    def sweep_ttl(self) -> int:
+        """Run the TTL sweeper until every item expired by now is deleted (the
+        server runs it in the background); returns how many were deleted."""
+        from dynastore.workers.ttl_sweeper import sweep_all
+
+        with self._lock:
+            return sweep_all(self.database)
+
     def metrics(self) -> Any:
         """Consumed capacity, throttles and hot keys per table, index and
         partition (docs/throughput.md) -- the answer of GET /_dynastore/metrics."""

@@ -153,6 +153,18 @@ class TableNotFoundException(DynamoDBError):
     pass
 
 
+class ExpiredIteratorException(DynamoDBError):
+    """DynamoDB Streams: a shard iterator older than 15 minutes."""
+
+    default_message = "Shard iterator has expired"
+
+
+class TrimmedDataAccessException(DynamoDBError):
+    """DynamoDB Streams: reading records already trimmed (older than 24 hours)."""
+
+    default_message = "The operation attempted to read past the oldest stream record in a shard."
+
+
 class InternalServerError(DynamoDBError):
     status = 500
     default_message = "Internal server error"
@@ -184,6 +196,8 @@ CATALOGUE: dict[str, type[DynamoDBError]] = {
         TransactionInProgressException,
         IdempotentParameterMismatchException,
         TableNotFoundException,
+        ExpiredIteratorException,
+        TrimmedDataAccessException,
         InternalServerError,
     ]
 }

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 
 from dynastore import limits
+from dynastore.admin_time import ADMIN_TIME_PATHS, handle_admin_time
 from dynastore.errors import (
     DynamoDBError,
     InternalServerError,
@@ -32,6 +33,8 @@ from dynastore.errors import (
 from dynastore.faults import handle_admin as handle_faults_admin
 from dynastore.ops import ALL_OPERATIONS, dispatch
 from dynastore.protocol.authorization import check_credentials_present
+from dynastore.streams_api import dispatch_streams
+from dynastore.streams_api.triggers import ADMIN_TRIGGERS_PATH, handle_admin_triggers
 from dynastore.throughput import (
     ADMIN_THROUGHPUT_PATHS,
     PROMETHEUS_CONTENT_TYPE,
@@ -46,7 +49,7 @@ logger = logging.getLogger("dynastore.protocol")
 
 API_TARGET_PREFIX = "DynamoDB_20120810."
 STREAMS_TARGET_PREFIX = "DynamoDBStreams_20120810."
-"""Reserved for the Streams API (a later issue): UnknownOperationException until then."""
+"""The DynamoDB Streams API, served on the same endpoint (dynastore.streams_api)."""
 ADMIN_PATH_PREFIX = b"/_dynastore/"
 """dynastore's own admin endpoints (docs/admin.md); anything else under the
 prefix is 404."""
@@ -57,6 +60,8 @@ AdminHandler = Callable[["Database", str, str, "bytes | None"], "tuple[int, Any]
 ADMIN_ROUTES: dict[bytes, AdminHandler] = {
     b"/_dynastore/faults": handle_faults_admin,
     **{path.encode(): handle_admin_metrics for path in ADMIN_THROUGHPUT_PATHS},
+    **{path.encode(): handle_admin_time for path in ADMIN_TIME_PATHS},
+    ADMIN_TRIGGERS_PATH.encode(): handle_admin_triggers,
 }
 
 JSON_1_0 = b"application/x-amz-json-1.0"
@@ -68,6 +73,7 @@ ACCEPTED_CONTENT_TYPES = (JSON_1_0, APPLICATION_JSON)
 TARGETS: dict[bytes, str] = {
     (API_TARGET_PREFIX + operation).encode(): operation for operation in ALL_OPERATIONS
 }
+_STREAMS_TARGET_PREFIX_BYTES = STREAMS_TARGET_PREFIX.encode()
 
 CORS_ALLOW_ANY_ORIGIN = b"Access-Control-Allow-Origin: *\r\n"
 CORS_MAX_AGE_SECONDS = 172800
@@ -203,9 +209,13 @@ class Application:
             request = orjson.loads(body) if body else None
         except orjson.JSONDecodeError as error:
             raise SerializationException() from error
-        operation = TARGETS.get(headers.get(b"x-amz-target", b""))
+        target = headers.get(b"x-amz-target", b"")
+        operation = TARGETS.get(target)
+        streams_operation = None
         if operation is None:
-            raise UnknownOperationException()
+            if not target.startswith(_STREAMS_TARGET_PREFIX_BYTES):
+                raise UnknownOperationException()
+            streams_operation = target[len(_STREAMS_TARGET_PREFIX_BYTES):].decode("latin-1")
         authorization = headers.get(b"authorization")
         if not _has_credentials_fast(authorization, headers):
             query = url.partition(b"?")[2]
@@ -213,7 +223,11 @@ class Application:
             check_credentials_present(authorization, has_date, query)
         if type(request) is not dict:
             raise SerializationException()
-        result = dispatch(self.database, operation, request)
+        if streams_operation is not None:
+            result = dispatch_streams(self.database, streams_operation, request)
+        else:
+            assert operation is not None
+            result = dispatch(self.database, operation, request)
         return result if type(result) is bytes else orjson.dumps(result)
 
 

@@ -1,17 +1,16 @@
-"""Errors of the DynamoDB Streams API (candidates for dynastore/errors.py) and
-the messages the Streams operations share."""
+"""The messages the Streams operations share (the error classes themselves
+live in the one catalogue, dynastore/errors.py)."""
 
 from __future__ import annotations
 
-from dynastore.errors import DynamoDBError, ResourceNotFoundException, ValidationException
+from dynastore.errors import (
+    ExpiredIteratorException,
+    ResourceNotFoundException,
+    TrimmedDataAccessException,
+    ValidationException,
+)
 
-
-class ExpiredIteratorException(DynamoDBError):
-    default_message = "Shard iterator has expired"
-
-
-class TrimmedDataAccessException(DynamoDBError):
-    default_message = "The operation attempted to read past the oldest stream record in a shard."
+__all__ = ["ExpiredIteratorException", "TrimmedDataAccessException"]
 
 
 def stream_not_found(arn: str) -> ResourceNotFoundException:

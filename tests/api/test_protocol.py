@@ -228,7 +228,8 @@ def test_application_json_with_charset_is_accepted(address: tuple[str, int]) -> 
         "DynamoDB_20120810.ListTable",
         "DynamoDB_20120810.",
         "DynamoDB_20111205.ListTables",
-        "DynamoDBStreams_20120810.ListStreams",
+        "DynamoDBStreams_20120810.ListStream",
+        "DynamoDBStreams_20120810.ListTables",
         "dynamodb_20120810.ListTables",
     ],
 )
@@ -622,7 +623,7 @@ def test_protocol_upgrade_is_not_followed(address: tuple[str, int]) -> None:
 def test_faults_admin_api_is_routed(
     own_server: tuple[subprocess.Popen[bytes], tuple[str, int]],
 ) -> None:
-    """``/_dynastore/faults`` (dynastore.faults) is the one admin endpoint so far."""
+    """``/_dynastore/faults`` (dynastore.faults), one of the admin routes (docs/admin.md)."""
     _, address = own_server
     rule = json.dumps({"Error": "ThrottlingException", "Operation": "ListTables", "Count": 1})
     armed = exchange(address, request_bytes("POST", "/_dynastore/faults", {}, rule.encode()))

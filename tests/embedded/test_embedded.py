@@ -182,3 +182,29 @@ def test_throughput_model_and_metrics_from_the_embedded_api() -> None:
         assert metrics["Tables"]["hot"]["WriteLimit"] == 5.0
     with dynastore.open() as db:
         assert db.database.throughput is None  # off by default: no cost
+
+
+def test_ttl_and_streams_from_the_embedded_api() -> None:
+    with dynastore.open() as db:
+        client = db.client()
+        client.create_table(TableName="sessions", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                            BillingMode="PAY_PER_REQUEST",
+                            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"})
+        client.update_time_to_live(TableName="sessions",
+                                   TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires"})
+        now = int(time.time())
+        client.put_item(TableName="sessions", Item={"pk": {"S": "s1"}, "expires": {"N": str(now + 60)}})
+        assert db.sweep_ttl() == 0
+        db.advance_clock(120)
+        assert "Item" in client.get_item(TableName="sessions", Key={"pk": {"S": "s1"}})  # not swept yet
+        assert db.sweep_ttl() == 1
+        assert "Item" not in client.get_item(TableName="sessions", Key={"pk": {"S": "s1"}})
+        streams = db.streams_client()
+        arn = client.describe_table(TableName="sessions")["Table"]["LatestStreamArn"]
+        shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]["ShardId"]
+        iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard,
+                                              ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+        records = streams.get_records(ShardIterator=iterator)["Records"]
+        assert [record["eventName"] for record in records] == ["INSERT", "REMOVE"]
+        assert records[1]["userIdentity"] == {"Type": "Service", "PrincipalId": "dynamodb.amazonaws.com"}
