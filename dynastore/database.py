@@ -28,7 +28,6 @@ from dynastore.engine.schema import (
 )
 from dynastore.engine.streams import STREAM_EXTENSION, STREAM_STORAGE_MARKER
 from dynastore.engine.tables import table_name_from_identifier
-from dynastore.engine.transactions import TokenBook
 from dynastore.errors import ItemCollectionSizeLimitExceededException, table_not_found
 from dynastore.faults import FaultRules
 from dynastore.storage.base import Row, SortKeyRange, Storage, TableRecord
@@ -93,7 +92,7 @@ class Database:
         self.faults = FaultRules()
         self.throughput: Any = None
         """The throughput model (issue 7, dynastore/throughput.py); None while off."""
-        self.transaction_tokens = TokenBook()
+        self._transaction_tokens: Any = None
         index_ids: dict[str, int] = {}
         stream_records: list[TableRecord] = []
         for record in storage.load_tables():
@@ -123,6 +122,17 @@ class Database:
 
         storage = SQLiteStorage(None if path is None else Path(path))
         return cls(storage, **options)  # type: ignore[arg-type]
+
+    @property
+    def transaction_tokens(self) -> Any:
+        """TransactWriteItems' ClientRequestToken book (engine/transactions.py),
+        created on first use so that start-up does not import the transaction
+        engine (and the expression parser behind it)."""
+        if self._transaction_tokens is None:
+            from dynastore.engine.transactions import TokenBook
+
+            self._transaction_tokens = TokenBook()
+        return self._transaction_tokens
 
     def now(self) -> float:
         return self.clock()
