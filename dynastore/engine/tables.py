@@ -161,24 +161,7 @@ def parse_key_schema(
     defined = {definition.name: definition for definition in definitions}
     if len(names) > len(defined):
         raise ValidationException("Invalid KeySchema: Some index key attribute have no definition")
-    if any(name not in defined for name in names):
-        raise invalid_parameter(
-            "Some index key attributes are not defined in AttributeDefinitions. "
-            f"Keys: [{', '.join(names)}], "
-            f"AttributeDefinitions: [{', '.join(d.name for d in definitions)}]"
-        )
-    if len(names) == 2 and names[0] == names[1]:
-        raise ValidationException(
-            "Both the Hash Key and the Range Key element in the KeySchema have the same name"
-        )
-    if elements[0].get("KeyType") != "HASH":
-        raise ValidationException(
-            "Invalid KeySchema: The first KeySchemaElement is not a HASH key type"
-        )
-    if len(elements) == 2 and elements[1].get("KeyType") != "RANGE":
-        raise ValidationException(
-            "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type"
-        )
+    _check_index_key_schema(elements, definitions)
     partition_key = defined[names[0]]
     sort_key = defined[names[1]] if len(names) == 2 else None
     return partition_key, sort_key
@@ -187,7 +170,8 @@ def parse_key_schema(
 def _check_index_key_schema(
     elements: Sequence[Mapping[str, Any]], definitions: Sequence[KeyAttribute]
 ) -> None:
-    """The rules a one- or two-element index key schema shares with the table's."""
+    """The rules every one- or two-element key schema follows, the table's and
+    each index's: attributes defined, distinct, HASH first, RANGE second."""
     names = [str(element.get("AttributeName")) for element in elements]
     defined = [definition.name for definition in definitions]
     if any(name not in defined for name in names):
