@@ -30,7 +30,7 @@ from dynastore.engine.streams import STREAM_EXTENSION, STREAM_STORAGE_MARKER
 from dynastore.engine.tables import table_name_from_identifier
 from dynastore.errors import ItemCollectionSizeLimitExceededException, table_not_found
 from dynastore.faults import FaultRules
-from dynastore.storage.base import Row, SortKeyRange, Storage, TableRecord
+from dynastore.storage.base import HASH_SPACE, Row, SortKeyRange, Storage, TableRecord
 from dynastore.streams_api.store import StreamStore
 
 DEFAULT_REGION = "us-east-1"
@@ -53,6 +53,30 @@ class PendingIndexWrite(NamedTuple):
     pk: bytes
     sk: bytes
     old_entry: tuple[bytes, bytes] | None
+    sequence: int = 0
+    """Its row in the GSI outbox, so a pending write survives a crash."""
+
+
+GSI_OUTBOX_NAME = "_dynastore/gsi-outbox"
+"""Storage name of the durable queue of GSI writes waiting out --gsi-lag-ms
+(never a DynamoDB table name: those cannot contain '/')."""
+
+
+def _outbox_key(sequence: int) -> bytes:
+    return sequence.to_bytes(8, "big")
+
+
+def _outbox_record(write: PendingIndexWrite) -> bytes:
+    old = None if write.old_entry is None else [part.hex() for part in write.old_entry]
+    return orjson.dumps([write.due, write.table_name, write.index_storage_id,
+                         write.pk.hex(), write.sk.hex(), old])
+
+
+def _pending_from_outbox(row: Row) -> PendingIndexWrite:
+    due, table_name, index_storage_id, pk, sk, old = orjson.loads(row.item)
+    old_entry = None if old is None else (bytes.fromhex(old[0]), bytes.fromhex(old[1]))
+    return PendingIndexWrite(due, table_name, index_storage_id, bytes.fromhex(pk),
+                             bytes.fromhex(sk), old_entry, int.from_bytes(row.pk, "big"))
 
 
 def gsi_lag_from_environment() -> float:
@@ -83,6 +107,9 @@ class Database:
         """GSI propagation delay (DynamoDB's eventual consistency made visible);
         0 applies GSI changes with the write, as tests expect by default."""
         self._pending_index_changes: deque[PendingIndexWrite] = deque()
+        self._outbox_id = 0
+        """Storage id of the GSI outbox (created on first open)."""
+        self._outbox_sequence = 0
         self.item_collection_max_bytes = item_collection_cap_from_environment()
         """The cap on one partition-key value's size across the table and its
         LSIs; None (the default, 10 GB) leaves it unchecked, since measuring
@@ -102,6 +129,9 @@ class Database:
             if INDEX_STORAGE_MARKER in record.name:  # an index's entries, not a table
                 index_ids[record.name] = record.table_id
                 continue
+            if record.name == GSI_OUTBOX_NAME:  # GSI writes still waiting out their lag
+                self._outbox_id = record.table_id
+                continue
             # The storage id is authoritative: metadata is written before it is known.
             schema = replace(TableSchema.from_metadata(record.metadata), table_id=record.table_id)
             self.tables[record.name] = schema
@@ -113,6 +143,19 @@ class Database:
                 ))
         self.streams = StreamStore(self, stream_records)
         """Every stream (issue 5): records, shards, the sequence counter."""
+        self._reload_pending_index_writes()
+
+    def _reload_pending_index_writes(self) -> None:
+        """GSI writes a previous run left waiting (lag mode): due when they were.
+        The outbox is created here, outside any write's transaction, so a
+        rolled-back write can never take its creation back with it."""
+        if not self._outbox_id:
+            self._outbox_id = self.storage.create_table(GSI_OUTBOX_NAME, b"{}")
+            return
+        for row in self.storage.scan(self._outbox_id, 0, HASH_SPACE):
+            write = _pending_from_outbox(row)
+            self._pending_index_changes.append(write)
+            self._outbox_sequence = max(self._outbox_sequence, write.sequence)
 
     @classmethod
     def open(cls, path: str | Path | None = None, **options: object) -> Database:
@@ -300,7 +343,7 @@ class Database:
             due = self.now() + self.gsi_lag_seconds
             for change in changes:
                 if change.index.is_global:
-                    self._pending_index_changes.append(
+                    self._queue_index_write(
                         PendingIndexWrite(due, schema.name, change.index.storage_id, row.pk, row.sk, change.delete)
                     )
             changes = [change for change in changes if not change.index.is_global]
@@ -311,6 +354,14 @@ class Database:
                 self.storage.delete(change.index.storage_id, *change.delete)
             if change.put is not None:
                 self.storage.put(change.index.storage_id, change.put)
+
+    def _queue_index_write(self, write: PendingIndexWrite) -> None:
+        """Queue a lagging GSI write, and record it in the outbox within the
+        caller's storage transaction, so it is applied even after a crash."""
+        self._outbox_sequence += 1
+        write = write._replace(sequence=self._outbox_sequence)
+        self.storage.put(self._outbox_id, Row(0, _outbox_key(write.sequence), b"", _outbox_record(write), 0))
+        self._pending_index_changes.append(write)
 
     def propagate_index_changes(self, everything: bool = False) -> None:
         """Apply the GSI writes whose lag has passed (all of them with
@@ -327,6 +378,8 @@ class Database:
     def _propagate(self, write: PendingIndexWrite) -> None:
         """Bring one item's entry in one GSI up to the item as it is *now*:
         a write that was rolled back, or superseded, leaves no stale entry."""
+        if write.sequence:
+            self.storage.delete(self._outbox_id, _outbox_key(write.sequence), b"")
         schema = self.tables.get(write.table_name)
         index = next(
             (index for index in schema.indexes if index.storage_id == write.index_storage_id), None
