@@ -41,6 +41,8 @@ LOCAL_SECONDARY_INDEXES_PER_TABLE = 5
 GLOBAL_SECONDARY_INDEXES_PER_TABLE = 20
 PROJECTED_NON_KEY_ATTRIBUTES_PER_TABLE = 100
 ITEM_COLLECTION_MAX_BYTES = 10 * 1024 * 1024 * 1024
+INDEX_ENTRY_OVERHEAD_BYTES = 100
+"""Added to each secondary-index entry's size (developer guide, index storage)."""
 
 # --- Reads ----------------------------------------------------------------------
 QUERY_SCAN_PAGE_MAX_BYTES = 1024 * 1024

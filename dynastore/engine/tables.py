@@ -708,7 +708,9 @@ def index_description(
             "ReadCapacityUnits": index.read_capacity_units if provisioned else 0,
             "WriteCapacityUnits": index.write_capacity_units if provisioned else 0,
         }
-    description["IndexSizeBytes"] = statistics[1]
+    # DynamoDB counts each index entry's key and projected attributes plus a
+    # fixed per-entry overhead.
+    description["IndexSizeBytes"] = statistics[1] + limits.INDEX_ENTRY_OVERHEAD_BYTES * statistics[0]
     description["ItemCount"] = statistics[0]
     description["IndexArn"] = index_arn(schema, index)
     if index.is_global:
