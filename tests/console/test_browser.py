@@ -161,6 +161,25 @@ def test_overview_describes_the_table(ui: Console) -> None:
     ui.shot("overview")
 
 
+def test_overview_shows_ttl_and_stream(ui: Console, seeded: Any) -> None:
+    seeded.create_table(
+        TableName="sessions", BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+    )
+    seeded.update_time_to_live(TableName="sessions",
+                               TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires"})
+    try:
+        page = ui.open("/t/sessions/overview")
+        page.locator("text=Partition key").first.wait_for()
+        text = page.locator("#view").inner_text()
+        assert "ENABLED on expires" in text
+        assert "NEW_IMAGE" in text
+    finally:
+        seeded.delete_table(TableName="sessions")
+
+
 # --- browse -------------------------------------------------------------------------------------
 def test_scan_pages_forward_and_back(ui: Console) -> None:
     page = ui.open("/t/numbers/items")
