@@ -95,7 +95,7 @@ class EmbeddedDatabase:
 
     # --- the in-process transport ------------------------------------------------
     def _send(self, request: Any, **_: Any) -> Any:
-        from botocore.awsrequest import AWSResponse
+        from botocore.awsrequest import AWSResponse  # type: ignore[import-untyped]
 
         if self._closed:
             raise RuntimeError("this dynastore database is closed")
@@ -103,15 +103,16 @@ class EmbeddedDatabase:
             name.lower().encode("latin-1"): (value if isinstance(value, bytes) else value.encode("latin-1"))
             for name, value in request.headers.items()
         }
-        body = request.body or b""
-        if isinstance(body, str):
-            body = body.encode("utf-8")
-        elif not isinstance(body, bytes):
-            body = body.read()
+        raw_body: Any = request.body or b""
+        if isinstance(raw_body, str):
+            raw_body = raw_body.encode("utf-8")
+        elif not isinstance(raw_body, bytes):
+            raw_body = raw_body.read()
+        body: bytes = raw_body
         split = urlsplit(request.url)
         url = (split.path or "/") + ("?" + split.query if split.query else "")
         with self._lock:
-            status, content_type, reply_body, _ = self._application.handle(
+            status, content_type, reply_body, _extra_headers = self._application.handle(
                 request.method.encode("ascii"), url.encode("latin-1"), headers, body
             )
         response_headers = {
@@ -223,7 +224,7 @@ def _shared_session() -> Any:
     global _SESSION
     with _SESSION_LOCK:
         if _SESSION is None:
-            import boto3  # imported lazily: the server does not need boto3
+            import boto3  # type: ignore[import-untyped]  # lazily: the server does not need boto3
 
             _SESSION = boto3.session.Session()
         return _SESSION
@@ -238,7 +239,7 @@ class BackgroundServer:
 
         self._server = Server(embedded.database, host, port)
         # Requests from this thread and from in-process clients share one lock.
-        self._server.application = _LockedApplication(embedded)  # type: ignore[assignment]
+        self._server.application = _LockedApplication(embedded)
         self._loop = asyncio.new_event_loop()
         started = threading.Event()
         failure: list[BaseException] = []

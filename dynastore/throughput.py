@@ -692,7 +692,7 @@ class Throughput:
         write = operation == "TransactWriteItems"
         targets: list[Target | None] = []
         for element in inner.get("TransactItems") or []:
-            action = next(iter(element.values()), {}) if isinstance(element, dict) and element else {}
+            action: Any = next(iter(element.values()), {}) if isinstance(element, dict) and element else {}
             action = action if isinstance(action, dict) else {}
             targets.append(self._table_target(action.get("TableName"), action.get("Key", action.get("Item"))))
         refusals_by_action = [
@@ -873,7 +873,7 @@ def split_capacity(response: Any, asked: Any) -> tuple[Any, list[dict[str, Any]]
 
 def enable(database: Database, mode: str = ENFORCE) -> Throughput:
     """Turn the model on for ``database`` (``mode`` ENFORCE or OBSERVE)."""
-    meter = database.throughput
+    meter: Throughput | None = database.throughput
     if meter is None:
         meter = Throughput(database, mode)
         database.throughput = meter

@@ -41,7 +41,7 @@ def enabled_attribute(extensions: dict[str, Any]) -> str | None:
     state = extensions.get(TTL_EXTENSION)
     if state is None or not state.get("enabled"):
         return None
-    return state["attribute"]
+    return str(state["attribute"])
 
 
 def updated_state(

@@ -98,5 +98,6 @@ def dispatch(database: Database, operation: str, request: dict[str, Any]) -> dic
     validate_request(operation, request)
     database.faults.armed and database.faults.before(operation, request)  # docs/faults.md
     if database.throughput is not None:  # docs/throughput.md: off unless asked for
-        return database.throughput.run(operation, handler, request)
+        result: dict[str, Any] | bytes = database.throughput.run(operation, handler, request)
+        return result
     return handler(database, request)
