@@ -75,10 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--throughput",
-        choices=("off", "enforce"),
+        choices=("off", "observe", "enforce"),
         default="off",
-        help="throttle like DynamoDB: provisioned and on-demand limits, 3,000 RCU / 1,000 WCU "
-        "per partition (docs/throughput.md; default %(default)s)",
+        help="enforce: throttle like DynamoDB (provisioned and on-demand limits, 3,000 RCU / "
+        "1,000 WCU per partition); observe: count and report only (docs/throughput.md; "
+        "default %(default)s)",
     )
     console = commands.add_parser(
         "console", help="serve the web console for any DynamoDB-compatible endpoint"
@@ -130,10 +131,10 @@ def serve(arguments: argparse.Namespace) -> int:
         return 1
     if arguments.gsi_lag_ms is not None:
         database.gsi_lag_seconds = max(0.0, arguments.gsi_lag_ms / 1000)
-    if arguments.throughput == "enforce":
+    if arguments.throughput != "off":
         from dynastore.throughput import enable
 
-        enable(database)
+        enable(database, arguments.throughput)
     where = "in memory" if data_dir is None else str(data_dir)
     try:
         run_event_loop(serve_until_signalled(database, arguments.host, arguments.port, where))
