@@ -26,6 +26,11 @@ from dynastore.console.proxy import Forwarder, HttpForwarder, InProcessForwarder
 
 CONSOLE_PATH = b"/console"
 API_PREFIX = b"/console/api/"
+ADMIN_PROXY_ROUTES: dict[bytes, tuple[bytes, str]] = {
+    b"/console/admin/metrics": (b"GET", "/_dynastore/metrics"),
+    b"/console/admin/throughput": (b"POST", "/_dynastore/throughput"),
+}
+"""Console routes forwarded to a dynastore endpoint's admin routes."""
 STATIC_ROOT = Path(__file__).resolve().parent / "static"
 CONSOLE_HEADER = b"x-dynastore-console"
 OPERATION_NAME = re.compile(rb"^[A-Z][A-Za-z]{2,63}$")
@@ -116,6 +121,8 @@ class ConsoleApp:
                 if method != b"POST":
                     return _error(405, "MethodNotAllowed", "the console API takes POST")
                 return self._proxy(path[len(API_PREFIX):], headers, body)
+            if path in ADMIN_PROXY_ROUTES:
+                return self._admin(method, path, headers, body)
             if method not in (b"GET", b"HEAD"):
                 return _error(405, "MethodNotAllowed", "static files take GET")
             return self._static(path, method == b"HEAD")
@@ -132,6 +139,21 @@ class ConsoleApp:
         if len(body) > MAX_PROXY_BODY_BYTES:
             return _error(413, "RequestEntityTooLarge", "request body too large")
         status, reply = self.forward(operation.decode("ascii"), body or b"{}")
+        return (status, JSON, reply, SECURITY_HEADERS)
+
+    def _admin(self, method: bytes, path: bytes, headers: dict[bytes, bytes], body: bytes) -> Reply:
+        """Capacity metrics and the throughput switch of a dynastore endpoint
+        (docs/admin.md), for the Capacity page; same guard as the API proxy."""
+        allowed_method, target = ADMIN_PROXY_ROUTES[path]
+        if method != allowed_method:
+            return _error(405, "MethodNotAllowed", f"this route takes {allowed_method.decode()}")
+        refusal = _refuse_cross_site(headers)
+        if refusal is not None:
+            return refusal
+        admin = getattr(self.forward, "admin", None)
+        if admin is None:
+            return _error(404, "com.dynastore.console#NotAvailable", "no admin routes behind this forwarder")
+        status, reply = admin(method.decode(), target, body[:MAX_PROXY_BODY_BYTES])
         return (status, JSON, reply, SECURITY_HEADERS)
 
     # --- static files -------------------------------------------------------------

@@ -59,6 +59,12 @@ class InProcessForwarder:
         status, _content_type, reply, _extra = self._handle(b"POST", b"/", headers, body)
         return status, reply
 
+    def admin(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
+        """A dynastore admin route (``/_dynastore/...``) of the same server."""
+        headers = {b"content-type": b"application/json"}
+        status, _content_type, reply, _extra = self._handle(method.encode(), path.encode(), headers, body)
+        return status, reply
+
 
 class HttpForwarder:
     """Sends each call to ``endpoint_url``, signed with SigV4."""
@@ -81,6 +87,23 @@ class HttpForwarder:
             reason = getattr(error, "reason", error)
             message = f"Cannot reach {self.endpoint_url}: {reason}"
             return 502, _error_body("com.dynastore.console#EndpointUnreachable", message)
+
+    def admin(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
+        """A dynastore admin route of the endpoint; another DynamoDB endpoint
+        answers 404, which the console shows as "not available here"."""
+        request = urllib.request.Request(
+            self.endpoint_url.rstrip("/") + path, data=body or None, method=method,
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=REMOTE_TIMEOUT_SECONDS) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as error:
+            with error:
+                return error.code, error.read()
+        except (urllib.error.URLError, TimeoutError, OSError) as error:
+            reason = getattr(error, "reason", error)
+            return 502, _error_body("com.dynastore.console#EndpointUnreachable", f"Cannot reach {self.endpoint_url}: {reason}")
 
     def _signed_headers(self, operation: str, body: bytes) -> dict[str, str]:
         from botocore.auth import SigV4Auth

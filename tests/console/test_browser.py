@@ -431,9 +431,29 @@ def test_import_json_lines(ui: Console, seeded: Any, tmp_path: Path) -> None:
     assert seeded.get_item(TableName="numbers", Key={"id": {"N": "1"}})["Item"] == {"id": {"N": "1"}, "v": {"S": "x"}}
 
 
+# --- capacity: partition heat and hot keys (issue 7) -----------------------------------------------
+def test_capacity_page_shows_the_hot_key(ui: Console, seeded: Any, embedded: Any) -> None:
+    page = ui.open("/t/app/capacity")
+    page.click("#start-observing")
+    page.locator("text=no request has touched this table").wait_for()
+    try:
+        for number in range(30):  # one hot counter, a few cold keys
+            key = "COUNTER#views" if number % 3 else f"USER#{number}"
+            seeded.update_item(TableName="app", Key={"PK": {"S": key}, "SK": {"S": "TOTAL"}},
+                               UpdateExpression="ADD n :one", ExpressionAttributeValues={":one": {"N": "1"}})
+        page.reload()
+        page.locator("#partition-heat").wait_for()
+        top = page.locator("#top-keys tbody tr").first.inner_text()
+        assert "PK=COUNTER#views" in top and "20" in top
+        assert page.locator("#partition-heat tbody tr").count() >= 2
+        ui.shot("capacity")
+    finally:
+        embedded.admin("POST", "/_dynastore/throughput", {"Mode": "off"})
+
+
 # --- every page at both sizes, light and dark -------------------------------------------------------
 PAGES = ["/", "/create", "/t/app/items", "/t/app/collections", "/t/app/builder", "/t/app/overview", "/t/app/io",
-         "/t/app/item?key=" + quote(json.dumps({"PK": {"S": "SETTINGS#APP"}, "SK": {"S": "FLAGS#V1"}}))]
+         "/t/app/capacity", "/t/app/item?key=" + quote(json.dumps({"PK": {"S": "SETTINGS#APP"}, "SK": {"S": "FLAGS#V1"}}))]
 
 
 @pytest.mark.parametrize("viewport", sorted(VIEWPORTS))

@@ -5,6 +5,7 @@ import { go, hooks, tableHash } from "./nav.js";
 import { clear, formatBytes, formatCount, h, modal, modalOpen } from "./ui.js";
 import { renderBrowse } from "./views/browse.js";
 import { renderBuilder } from "./views/builder.js";
+import { renderCapacity } from "./views/capacity.js";
 import { renderCollections } from "./views/collections.js";
 import { renderImportExport } from "./views/io.js";
 import { renderItem } from "./views/item.js";
@@ -16,7 +17,7 @@ const crumbs = document.getElementById("crumbs");
 const statusBar = document.getElementById("status-bar");
 
 const TABLE_TABS = [
-  ["items", "Items"], ["collections", "Single-table"], ["builder", "Expression builder"], ["overview", "Overview"], ["io", "Import / Export"],
+  ["items", "Items"], ["collections", "Single-table"], ["builder", "Expression builder"], ["overview", "Overview"], ["io", "Import / Export"], ["capacity", "Capacity"],
 ];
 
 
@@ -49,7 +50,7 @@ async function render() {
 }
 
 async function renderTablePage(table, tab, params) {
-  const renderers = { items: renderBrowse, collections: renderCollections, builder: renderBuilder, overview: renderOverview, io: renderImportExport, item: renderItem };
+  const renderers = { items: renderBrowse, collections: renderCollections, builder: renderBuilder, overview: renderOverview, io: renderImportExport, capacity: renderCapacity, item: renderItem };
   const renderer = renderers[tab] || renderBrowse;
   const head = h("div", { class: "page-head" }, h("h1", {}, table));
   const tabs = h("nav", { class: "tabs", "aria-label": "Table views" },
@@ -162,7 +163,7 @@ document.addEventListener("keydown", (event) => {
     const target = view.querySelector("[data-focus]") || view.querySelector("input, textarea");
     if (target) { target.focus(); event.preventDefault(); }
   } else if (event.key === "t" && lastKey === "g") go("#/");
-  else if (/^[1-5]$/.test(event.key) && parts[0] === "t") go(tableHash(parts[1], TABLE_TABS[Number(event.key) - 1][0]));
+  else if (/^[1-6]$/.test(event.key) && parts[0] === "t") go(tableHash(parts[1], TABLE_TABS[Number(event.key) - 1][0]));
   lastKey = event.key;
 });
 

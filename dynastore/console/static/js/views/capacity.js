@@ -1,0 +1,89 @@
+// Capacity: where a table's reads and writes land — per-partition heat, the top
+// keys, throttles and key-design hints — from a dynastore endpoint's
+// /_dynastore/metrics (through the console's /console/admin/* routes).
+// Other DynamoDB endpoints have no such route: the page says so.
+
+import { h, toast } from "../ui.js";
+
+const HEADERS = { "content-type": "application/json", "x-dynastore-console": "1" };
+
+async function admin(path, init = {}) {
+  const response = await fetch(`/console/admin/${path}`, { headers: HEADERS, ...init });
+  const text = await response.text();
+  let data = {};
+  try { data = text ? JSON.parse(text) : {}; } catch { data = { message: text }; }
+  return { ok: response.ok, status: response.status, data };
+}
+
+function keyText(key) {
+  return Object.entries(key || {}).map(([name, value]) => `${name}=${Object.values(value)[0]}`).join(", ");
+}
+
+function units(value) { return Number(value || 0).toLocaleString(undefined, { maximumFractionDigits: 1 }); }
+
+// The bar's length compares a partition with the busiest one (so skew shows at
+// any load); its colour tells how close it is to the partition's own limit.
+function heatBar(value, busiest, limit) {
+  const share = limit ? Math.min(1, value / limit) : 0;
+  const tone = share >= 0.8 ? "hot" : share >= 0.3 ? "warm" : "cool";
+  const length = busiest > 0 ? value / busiest : 0;
+  return h("div", { class: `heat ${tone}`, title: `${units(value)} of ${units(limit)} per second (${Math.round(share * 100)}% of the partition's limit)` },
+    h("div", { class: "heat-fill", style: { width: `${Math.max(length * 100, value > 0 ? 2 : 0)}%` } }));
+}
+
+export async function renderCapacity(body, name) {
+  const { ok, status, data } = await admin("metrics");
+  if (!ok) {
+    body.append(h("div", { class: "card" }, h("h2", {}, "Capacity"),
+      h("p", { class: "muted" }, status === 404
+        ? "This endpoint has no capacity metrics: partition heat is a dynastore feature."
+        : `Metrics unavailable (${data.message || status}).`)));
+    return;
+  }
+  if (data.Mode === "off") {
+    const start = h("button", { id: "start-observing", onclick: async () => {
+      const switched = await admin("throughput", { method: "POST", body: JSON.stringify({ Mode: "observe" }) });
+      if (switched.ok) { toast("Counting capacity from now on", "ok"); body.replaceChildren(); renderCapacity(body, name); }
+      else toast(switched.data.message || "Could not switch the model on", "error");
+    } }, "Start observing");
+    body.append(h("div", { class: "card" }, h("h2", {}, "Capacity"),
+      h("p", {}, "The capacity model is off, so nothing is counted yet. Observing counts read and write units per partition and key without throttling anything (",
+        h("code", {}, "dynastore serve --throughput observe"), " does the same from the start)."),
+      h("div", { class: "btn-row" }, start)));
+    return;
+  }
+  const table = (data.Tables || {})[name];
+  if (!table) {
+    body.append(h("div", { class: "card" }, h("h2", {}, "Capacity"), h("p", { class: "muted" },
+      `Mode ${data.Mode}: no request has touched this table since counting started.`)));
+    return;
+  }
+  const partitions = table.Partitions || [];
+  const busiestRead = Math.max(0, ...partitions.map((p) => p.ReadUnitsPerSecond || 0));
+  const busiestWrite = Math.max(0, ...partitions.map((p) => p.WriteUnitsPerSecond || 0));
+  const hints = table.Hints || [];
+  body.append(
+    h("div", { class: "card" }, h("h2", {}, `Capacity · ${data.Mode}`),
+      h("table", { class: "plain" }, h("tbody", {},
+        h("tr", {}, h("th", {}, "Reads / s"), h("td", { class: "num" }, `${units(table.ReadUnitsPerSecond)} of ${units(table.ReadLimit)}`)),
+        h("tr", {}, h("th", {}, "Writes / s"), h("td", { class: "num" }, `${units(table.WriteUnitsPerSecond)} of ${units(table.WriteLimit)}`)),
+        h("tr", {}, h("th", {}, "Partitions"), h("td", { class: "num" }, String(table.PartitionCount))),
+        h("tr", {}, h("th", {}, "Throttled requests"), h("td", { class: "num", id: "throttled" }, String(table.ThrottledRequests || 0)))))),
+    hints.length ? h("div", { class: "card hints" }, h("h2", {}, "Key design hints"),
+      h("ul", {}, hints.map((hint) => h("li", {}, typeof hint === "string" ? hint : hint.Message || JSON.stringify(hint))))) : "",
+    h("div", { class: "card" }, h("h2", {}, `Partition heat (${partitions.length} active of ${table.PartitionCount})`),
+      h("table", { class: "plain", id: "partition-heat" },
+        h("thead", {}, h("tr", {}, ["Partition", "Reads / s", "", "Writes / s", "", "Throttled"].map((label) => h("th", {}, label)))),
+        h("tbody", {}, partitions.map((partition) => h("tr", {},
+          h("td", { class: "num" }, String(partition.Partition)),
+          h("td", { class: "num" }, units(partition.ReadUnitsPerSecond)), h("td", {}, heatBar(partition.ReadUnitsPerSecond, busiestRead, partition.ReadLimit)),
+          h("td", { class: "num" }, units(partition.WriteUnitsPerSecond)), h("td", {}, heatBar(partition.WriteUnitsPerSecond, busiestWrite, partition.WriteLimit)),
+          h("td", { class: "num" }, String(partition.ThrottledRequests || 0))))))),
+    h("div", { class: "card" }, h("h2", {}, "Top keys"),
+      h("table", { class: "plain", id: "top-keys" },
+        h("thead", {}, h("tr", {}, ["Key", "Read units", "Write units", "Throttled"].map((label) => h("th", {}, label)))),
+        h("tbody", {}, (table.TopKeys || []).map((entry) => h("tr", {},
+          h("td", {}, h("code", {}, keyText(entry.Key))), h("td", { class: "num" }, units(entry.ReadUnits)),
+          h("td", { class: "num" }, units(entry.WriteUnits)), h("td", { class: "num" }, String(entry.ThrottledRequests || 0))))))),
+  );
+}
