@@ -131,7 +131,9 @@ def _botocore_session() -> Any:
     try:
         import botocore.session
     except ImportError as error:  # pragma: no cover - boto3 is a test dependency
-        raise RuntimeError("the console needs botocore to reach a remote endpoint") from error
+        raise RuntimeError(
+            "the console needs botocore to reach a remote endpoint: pip install 'dynastore[console]'"
+        ) from error
     return botocore.session.get_session()
 
 
