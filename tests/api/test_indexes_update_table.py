@@ -106,7 +106,9 @@ def test_backfill_runs_online_and_racing_writes_are_kept_exactly_once(
         # backfills in bounded batches before answering (docs/embedded.md).
         pytest.skip("online backfill needs the server's event loop")
     table = make_table()
-    total = 3000
+    # Enough items (47 backfill batches of 256) that a DescribeTable sent right
+    # after UpdateTable always lands while the backfill is still running.
+    total = 12000
     fill(client, table, total)
     stop = threading.Event()
     seen_creating: list[bool] = []
