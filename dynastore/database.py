@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from dynastore import limits
 from dynastore.engine import indexes as index_engine
 from dynastore.engine.schema import (
     INDEX_STORAGE_MARKER,
@@ -40,7 +41,7 @@ ITEM_COLLECTION_CAP_VARIABLE = "DYNASTORE_ITEM_COLLECTION_MAX_BYTES"
 
 
 GSI_LAG_VARIABLE = "DYNASTORE_GSI_LAG_MS"
-PENDING_INDEX_WRITES_MAX = 100_000
+PENDING_INDEX_WRITES_MAX = limits.PENDING_INDEX_WRITES_MAX
 """Bound on GSI changes waiting out --gsi-lag-ms; past it the oldest applies at once."""
 
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from dynastore import limits
 from dynastore.engine import throughput as rules
 from dynastore.engine.schema import TableSchema
 from dynastore.errors import (
@@ -54,12 +55,12 @@ ADMIN_THROUGHPUT_PATHS = (ADMIN_METRICS_PATH, ADMIN_THROUGHPUT_PATH)
 READ_OPERATIONS = frozenset(("GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"))
 WRITE_OPERATIONS = frozenset(("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"))
 STREAM_OPERATIONS = frozenset(("DescribeStream", "GetShardIterator", "GetRecords", "ListStreams"))
-KEY_STATS_MAX = 10_000
+KEY_STATS_MAX = limits.THROUGHPUT_KEY_STATS_MAX
 """Keys tracked per table for the top-keys report; past it the coldest half is dropped."""
-TOP_KEYS = 10
-TARGET_CACHE_MAX = 65_536
+TOP_KEYS = limits.THROUGHPUT_TOP_KEYS
+TARGET_CACHE_MAX = limits.THROUGHPUT_TARGET_CACHE_MAX
 """Partition-key encodings cached per table; the cache starts over past it."""
-SIZE_RECHECK_SECONDS = 60.0
+SIZE_RECHECK_SECONDS = limits.THROUGHPUT_SIZE_RECHECK_SECONDS
 """How often (database time) a table's size is re-read to split partitions."""
 
 MESSAGE_TABLE_PROVISIONED = ProvisionedThroughputExceededException.default_message or ""

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit
 
+from dynastore import limits
 from dynastore.console.proxy import Forwarder, HttpForwarder, InProcessForwarder
 
 CONSOLE_PATH = b"/console"
@@ -34,7 +35,7 @@ ADMIN_PROXY_ROUTES: dict[bytes, tuple[bytes, str]] = {
 STATIC_ROOT = Path(__file__).resolve().parent / "static"
 CONSOLE_HEADER = b"x-dynastore-console"
 OPERATION_NAME = re.compile(rb"^[A-Z][A-Za-z]{2,63}$")
-MAX_PROXY_BODY_BYTES = 16 * 1024 * 1024
+MAX_PROXY_BODY_BYTES = limits.CONSOLE_PROXY_BODY_MAX_BYTES
 """A forwarded request body larger than DynamoDB's own 16 MB request limit is refused here."""
 
 Reply = tuple[int, bytes, bytes, bytes]

@@ -23,12 +23,14 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+from dynastore import limits
+
 TARGET_PREFIX = "DynamoDB_20120810."
 JSON_1_0 = "application/x-amz-json-1.0"
 DEFAULT_REGION = "us-east-1"
 PLACEHOLDER_ACCESS_KEY = "dynastore-console"
 PLACEHOLDER_SECRET_KEY = "dynastore-console"
-REMOTE_TIMEOUT_SECONDS = 60.0
+REMOTE_TIMEOUT_SECONDS = limits.CONSOLE_REMOTE_TIMEOUT_SECONDS
 """How long a forwarded call may take; a Scan page of 1 MB takes far less."""
 
 REGION_IN_HOST = re.compile(r"dynamodb(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com")

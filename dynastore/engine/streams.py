@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from dynastore import limits
 from dynastore.types.size import item_size
 
 VIEW_TYPES = ("KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES")
@@ -31,18 +32,18 @@ STREAM_EXTENSION = "stream"
 STREAM_STORAGE_MARKER = "/stream/"
 
 # Candidates for dynastore/limits.py.
-STREAM_RETENTION_SECONDS = 24 * 3600
+STREAM_RETENTION_SECONDS = limits.STREAM_RETENTION_SECONDS
 """Records older than this are trimmed, as in DynamoDB."""
-SHARD_MAX_RECORDS = 1000
+SHARD_MAX_RECORDS = limits.STREAM_SHARD_MAX_RECORDS
 """A shard is closed and a child opened after this many records..."""
-SHARD_MAX_AGE_SECONDS = 4 * 3600
+SHARD_MAX_AGE_SECONDS = limits.STREAM_SHARD_MAX_AGE_SECONDS
 """...or once it is this old (DynamoDB rolls shards over every few hours)."""
-ITERATOR_LIFETIME_SECONDS = 15 * 60
+ITERATOR_LIFETIME_SECONDS = limits.STREAM_ITERATOR_LIFETIME_SECONDS
 """A shard iterator expires 15 minutes after it is returned."""
-GET_RECORDS_MAX_LIMIT = 1000
-GET_RECORDS_MAX_BYTES = 1 << 20
-DESCRIBE_STREAM_MAX_LIMIT = 100
-LIST_STREAMS_MAX_LIMIT = 100
+GET_RECORDS_MAX_LIMIT = limits.GET_RECORDS_MAX_LIMIT
+GET_RECORDS_MAX_BYTES = limits.GET_RECORDS_MAX_BYTES
+DESCRIBE_STREAM_MAX_LIMIT = limits.DESCRIBE_STREAM_MAX_LIMIT
+LIST_STREAMS_MAX_LIMIT = limits.LIST_STREAMS_MAX_LIMIT
 
 FIRST_SEQUENCE = 10**20
 SEQUENCE_DIGITS = 21

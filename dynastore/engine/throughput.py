@@ -25,14 +25,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-BURST_SECONDS = 300.0
+from dynastore import limits
+
+BURST_SECONDS = limits.THROUGHPUT_BURST_SECONDS
 """DynamoDB retains up to five minutes of unused read and write capacity."""
-PARTITION_READ_UNITS = 3000.0
-PARTITION_WRITE_UNITS = 1000.0
-PARTITION_MAX_BYTES = 10 * (1 << 30)
-ON_DEMAND_PEAK_FACTOR = 2.0
+PARTITION_READ_UNITS = float(limits.PARTITION_MAX_READ_UNITS_PER_SECOND)
+PARTITION_WRITE_UNITS = float(limits.PARTITION_MAX_WRITE_UNITS_PER_SECOND)
+PARTITION_MAX_BYTES = limits.PARTITION_MAX_BYTES
+ON_DEMAND_PEAK_FACTOR = limits.ON_DEMAND_PEAK_FACTOR
 """On-demand tables accommodate up to double their previous peak instantly."""
-CONTROL_PLANE_REQUESTS_PER_SECOND = 2500.0
+CONTROL_PLANE_REQUESTS_PER_SECOND = limits.CONTROL_PLANE_REQUESTS_PER_SECOND
 """DynamoDB's control-plane throttle (bp-control-plane.html)."""
 HASH_SPACE = 1 << 32
 """partition_hash values are 32-bit (dynastore.types.keys.partition_hash)."""

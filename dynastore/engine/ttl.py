@@ -18,14 +18,15 @@ from typing import Any
 
 import orjson
 
+from dynastore import limits
 from dynastore.errors import ValidationException
 
 TTL_EXTENSION = "ttl"
 
 # Candidates for dynastore/limits.py.
-TTL_CHANGE_COOLDOWN_SECONDS = 1860
+TTL_CHANGE_COOLDOWN_SECONDS = limits.TTL_CHANGE_COOLDOWN_SECONDS
 """Refused at 1811.6 s after a change, accepted at 1871.7 s ("~31 min")."""
-TTL_MAX_PAST_SECONDS = 5 * 365 * 24 * 3600
+TTL_MAX_PAST_SECONDS = limits.TTL_MAX_PAST_SECONDS
 """Expiry times more than five years in the past are ignored by the sweeper
 (DynamoDB only processes items that expired within the last five years)."""
 

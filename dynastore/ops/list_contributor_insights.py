@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from dynastore import limits
 from dynastore.engine import contributor_insights as insights
 from dynastore.engine import tables
 from dynastore.errors import ValidationException
@@ -12,7 +13,7 @@ from dynastore.errors import ValidationException
 if TYPE_CHECKING:
     from dynastore.database import Database
 
-MAX_RESULTS_LIMIT = 100
+MAX_RESULTS_LIMIT = limits.CONTRIBUTOR_INSIGHTS_MAX_RESULTS
 
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from dynastore import limits
 from dynastore.engine import streams
 from dynastore.storage.base import Row, SortKeyRange
 from dynastore.streams_api.store import TRIGGERS_STORAGE_NAME
@@ -52,13 +53,13 @@ logger = logging.getLogger("dynastore.triggers")
 
 ADMIN_TRIGGERS_PATH = "/_dynastore/triggers"
 TRIGGERS_PK = b"trigger"
-BATCH_SIZE_DEFAULT = 100
-BATCH_SIZE_MAX = 10_000
-MAX_RETRIES_LIMIT = 10_000
-POLL_INTERVAL_SECONDS = 0.25
-REQUEST_TIMEOUT_SECONDS = 10.0
-RETRY_DELAY_SECONDS = 0.5
-RETRY_DELAY_MAX_SECONDS = 30.0
+BATCH_SIZE_DEFAULT = limits.TRIGGER_BATCH_SIZE_DEFAULT
+BATCH_SIZE_MAX = limits.TRIGGER_BATCH_SIZE_MAX
+MAX_RETRIES_LIMIT = limits.TRIGGER_MAX_RETRIES_LIMIT
+POLL_INTERVAL_SECONDS = limits.TRIGGER_POLL_INTERVAL_SECONDS
+REQUEST_TIMEOUT_SECONDS = limits.TRIGGER_REQUEST_TIMEOUT_SECONDS
+RETRY_DELAY_SECONDS = limits.TRIGGER_RETRY_DELAY_SECONDS
+RETRY_DELAY_MAX_SECONDS = limits.TRIGGER_RETRY_DELAY_MAX_SECONDS
 
 
 @dataclass

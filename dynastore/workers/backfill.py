@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from dynastore import limits
 from dynastore.engine.indexes import entry_row
 from dynastore.storage.base import HASH_SPACE
 
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from dynastore.database import Database
     from dynastore.engine.schema import IndexDefinition, TableSchema
 
-BACKFILL_BATCH_ROWS = 256
+BACKFILL_BATCH_ROWS = limits.BACKFILL_BATCH_ROWS
 """Items indexed per batch (candidate for dynastore/limits.py)."""
 
 

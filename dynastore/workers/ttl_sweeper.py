@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from dynastore import limits
 from dynastore.engine import ttl
 from dynastore.storage.base import HASH_SPACE, Row
 
@@ -37,13 +38,13 @@ if TYPE_CHECKING:
 logger = logging.getLogger("dynastore.ttl")
 
 # Candidates for dynastore/limits.py.
-SWEEP_INTERVAL_SECONDS = 1.0
+SWEEP_INTERVAL_SECONDS = limits.TTL_SWEEP_INTERVAL_SECONDS
 """Seconds between passes when the previous pass found no backlog."""
-SWEEP_MAX_ITEMS = 256
+SWEEP_MAX_ITEMS = limits.TTL_SWEEP_MAX_ITEMS
 """Deletions per pass."""
-SWEEP_ROWS_PER_ITEM = 16
+SWEEP_ROWS_PER_ITEM = limits.TTL_SWEEP_ROWS_PER_ITEM
 """Rows examined per pass: ``max_items * SWEEP_ROWS_PER_ITEM`` at most."""
-STREAM_TRIM_ROWS_PER_ITEM = 4
+STREAM_TRIM_ROWS_PER_ITEM = limits.TTL_SWEEP_STREAM_TRIM_ROWS_PER_ITEM
 """Stream records trimmed per pass: ``max_items * STREAM_TRIM_ROWS_PER_ITEM``."""
 
 Position = tuple[int, bytes, bytes]
