@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import http.client
 import json
-import signal
 import threading
-import time
 from pathlib import Path
 
 from tests.api.conftest import make_client, start_server, stop_server
+from tests.api.helpers import kill_9_under_load
 
 WRITER_THREADS = 4
 LOAD_SECONDS = 1.0
@@ -75,18 +74,9 @@ def test_kill_9_under_write_load_loses_no_acknowledged_write(tmp_path: Path) -> 
             threading.Thread(target=write_until_failure, args=(port, "durable", index, acknowledged))
             for index in range(WRITER_THREADS)
         ]
-        for writer in writers:
-            writer.start()
-        time.sleep(LOAD_SECONDS)
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=10)
-        for writer in writers:
-            writer.join(timeout=15)
-        assert not any(writer.is_alive() for writer in writers)
+        kill_9_under_load(process, writers, LOAD_SECONDS)
     finally:
         stop_server(process)
-        if process.stderr is not None:
-            process.stderr.close()
     assert len(acknowledged) > 20, "the write load never got going"
 
     process, url = start_server("--data-dir", data_dir)

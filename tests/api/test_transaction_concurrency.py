@@ -17,9 +17,7 @@ import http.client
 import json
 import os
 import random
-import signal
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from tests.api.conftest import make_client, start_server, stop_server
+from tests.api.helpers import kill_9_under_load
 
 THREADS = 8
 TRANSFERS_PER_THREAD = 30
@@ -249,14 +248,7 @@ def test_kill_9_during_transactions_loses_none_and_leaves_none_half_applied(tmp_
             threading.Thread(target=transact_until_killed, args=(port, "ledger", index, acknowledged[index]))
             for index in range(KILL_WRITERS)
         ]
-        for writer in writers:
-            writer.start()
-        time.sleep(KILL_LOAD_SECONDS)
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=10)
-        for writer in writers:
-            writer.join(timeout=15)
-        assert not any(writer.is_alive() for writer in writers)
+        kill_9_under_load(process, writers, KILL_LOAD_SECONDS)
     finally:
         stop_server(process)
     assert sum(map(len, acknowledged)) > 50, "the transaction load never got going"
