@@ -6,6 +6,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,13 +18,27 @@ def error_of(excinfo: pytest.ExceptionInfo[Any]) -> tuple[str, str]:
     return error["Code"], error.get("Message", "")
 
 
-def kill_9_under_load(process: subprocess.Popen[bytes], writers: list[threading.Thread], load_seconds: float) -> None:
-    """Start ``writers``, let them load the server for ``load_seconds``, then
-    SIGKILL it and wait until every writer has noticed (each records only what
-    the server acknowledged)."""
+KILL_LOAD_MAX_SECONDS = 20.0
+"""How long a kill -9 test waits for its load to get going."""
+
+
+def kill_9_under_load(
+    process: subprocess.Popen[bytes],
+    writers: list[threading.Thread],
+    load_seconds: float,
+    acknowledged: Callable[[], int],
+    at_least: int,
+) -> None:
+    """Start ``writers``, let them load the server for ``load_seconds`` and
+    until ``acknowledged()`` reaches ``at_least`` (a busy machine can spend
+    the first second on the server's warm-up), then SIGKILL it and wait until
+    every writer has noticed (each records only what the server acknowledged)."""
     for writer in writers:
         writer.start()
     time.sleep(load_seconds)
+    deadline = time.monotonic() + KILL_LOAD_MAX_SECONDS
+    while acknowledged() < at_least and time.monotonic() < deadline:
+        time.sleep(0.05)
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=10)
     for writer in writers:

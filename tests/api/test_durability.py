@@ -74,7 +74,7 @@ def test_kill_9_under_write_load_loses_no_acknowledged_write(tmp_path: Path) -> 
             threading.Thread(target=write_until_failure, args=(port, "durable", index, acknowledged))
             for index in range(WRITER_THREADS)
         ]
-        kill_9_under_load(process, writers, LOAD_SECONDS)
+        kill_9_under_load(process, writers, LOAD_SECONDS, lambda: len(acknowledged), 21)
     finally:
         stop_server(process)
     assert len(acknowledged) > 20, "the write load never got going"

@@ -248,7 +248,9 @@ def test_kill_9_during_transactions_loses_none_and_leaves_none_half_applied(tmp_
             threading.Thread(target=transact_until_killed, args=(port, "ledger", index, acknowledged[index]))
             for index in range(KILL_WRITERS)
         ]
-        kill_9_under_load(process, writers, KILL_LOAD_SECONDS)
+        kill_9_under_load(
+            process, writers, KILL_LOAD_SECONDS, lambda: sum(map(len, acknowledged)), 51
+        )
     finally:
         stop_server(process)
     assert sum(map(len, acknowledged)) > 50, "the transaction load never got going"

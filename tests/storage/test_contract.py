@@ -618,6 +618,8 @@ def test_file_uses_wal_and_normal_sync(file_directory: Path) -> None:
 
 
 def count_items_from_outside(directory: Path) -> int:
+    """What another process sees in the file (only once the store is closed:
+    an open store holds SQLite's locks exclusively)."""
     raw = sqlite3.connect(directory / DATABASE_FILE_NAME)
     try:
         return int(raw.execute("SELECT count(*) FROM items").fetchone()[0])
@@ -625,17 +627,47 @@ def count_items_from_outside(directory: Path) -> int:
         raw.close()
 
 
+def wal_bytes(directory: Path) -> int:
+    wal = directory / (DATABASE_FILE_NAME + "-wal")
+    return wal.stat().st_size if wal.exists() else 0
+
+
 def test_only_the_outermost_block_commits(file_directory: Path) -> None:
+    """A commit appends the transaction's pages to the WAL; a nested block
+    that ends appends nothing."""
     store = SQLiteStorage(file_directory)
     try:
         table_id = store.create_table("t", b"{}")
+        before = wal_bytes(file_directory)
         with store.transaction():
             with store.transaction():
                 store.put(table_id, make_row(b"x"))
-            assert count_items_from_outside(file_directory) == 0
-        assert count_items_from_outside(file_directory) == 1
+            assert wal_bytes(file_directory) == before
+        assert wal_bytes(file_directory) > before
     finally:
         store.close()
+    assert count_items_from_outside(file_directory) == 1
+
+
+def test_other_processes_cannot_open_the_file_while_the_store_is_open(file_directory: Path) -> None:
+    """SQLite's locks are held for the store's life (locking_mode EXCLUSIVE,
+    ADR 0001): another connection is refused rather than reading around us."""
+    store = SQLiteStorage(file_directory)
+    try:
+        store.create_table("t", b"{}")
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            count_items_from_outside_now(file_directory)
+    finally:
+        store.close()
+    assert count_items_from_outside(file_directory) == 0
+
+
+def count_items_from_outside_now(directory: Path) -> int:
+    raw = sqlite3.connect(directory / DATABASE_FILE_NAME, timeout=0.05)
+    try:
+        return int(raw.execute("SELECT count(*) FROM items").fetchone()[0])
+    finally:
+        raw.close()
 
 
 def test_a_failed_commit_rolls_back_and_leaves_the_store_usable(file_directory: Path) -> None:
@@ -657,9 +689,9 @@ def test_a_failed_commit_rolls_back_and_leaves_the_store_usable(file_directory: 
         assert not connection.in_transaction
         assert store.get(table_id, b"lost", b"") is None
         store.put(table_id, make_row(b"kept"))
-        assert count_items_from_outside(file_directory) == 1
     finally:
         store.close()
+    assert count_items_from_outside(file_directory) == 1
 
 
 def test_abandoned_iterators_block_neither_writers_nor_checkpoints(file_directory: Path) -> None:
@@ -672,12 +704,11 @@ def test_abandoned_iterators_block_neither_writers_nor_checkpoints(file_director
         query = store.query(table_id, b"p", SortKeyRange())
         scan = store.scan(table_id, 0, HASH_SPACE)
         next(query), next(scan)  # started, then left alive
-        raw = sqlite3.connect(file_directory / DATABASE_FILE_NAME, timeout=0.1)
-        raw.execute("INSERT INTO items VALUES (?, 0, x'00', x'', x'', 0)", (table_id,))
-        raw.commit()
-        busy, _, _ = raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        raw.close()
+        store.put(table_id, make_row(b"another"))
+        checkpoint = "PRAGMA wal_checkpoint(TRUNCATE)"
+        busy, _, _ = store._connection.execute(checkpoint).fetchone()
         assert busy == 0
+        assert wal_bytes(file_directory) == 0
         assert len(list(query)) == 1999
     finally:
         store.close()
