@@ -45,6 +45,10 @@ class CannotListen(Exception):
     """The server could not bind its address."""
 
 
+class StorageFailed(Exception):
+    """A COMMIT failed (disk full, I/O error): the server stopped itself."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dynastore", description="A DynamoDB-compatible database."
@@ -141,6 +145,10 @@ def serve(arguments: argparse.Namespace) -> int:
     except CannotListen as error:
         print(f"dynastore: cannot listen on {arguments.host}:{arguments.port}: {error}", file=sys.stderr)
         return 1
+    except StorageFailed as error:
+        print(f"dynastore: stopped: the store could not commit ({error}); "
+              "every acknowledged write is safe, restart to continue", file=sys.stderr)
+        return 1
     finally:
         database.close()
     logger.info("stopped")
@@ -185,7 +193,7 @@ def listen_url(host: str, port: int) -> str:
 async def serve_until_signalled(database: Database, host: str, port: int, where: str) -> None:
     from dynastore.protocol.server import Server
 
-    server = Server(database, host, port)
+    server = Server(database, host, port, group_commit=True)
     # The console (/console) is served beside the API and calls it in-process,
     # exactly as any client would (dynastore/console).
     from dynastore.console import with_console
@@ -199,6 +207,7 @@ async def serve_until_signalled(database: Database, host: str, port: int, where:
     loop = asyncio.get_running_loop()
     for signal_number in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signal_number, stop_requested.set)
+    server.on_failure = lambda error: stop_requested.set()
     url = listen_url(bound_host, bound_port)
     print(f"dynastore {__version__} listening on {url} (data: {where})", flush=True)
     print(f"console: {url}/console", flush=True)
@@ -216,3 +225,5 @@ async def serve_until_signalled(database: Database, host: str, port: int, where:
     sweeper.stop()
     triggers.stop()
     await server.stop()
+    if server.failure is not None:
+        raise StorageFailed(str(server.failure)) from server.failure

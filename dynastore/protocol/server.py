@@ -29,6 +29,7 @@ import logging
 import os
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 import httptools
@@ -37,6 +38,7 @@ import orjson
 from dynastore import limits
 from dynastore.errors import RequestEntityTooLargeException
 from dynastore.protocol.app import JSON_1_0, TEXT_PLAIN, Application, Reply, RequestHandler
+from dynastore.protocol.group_commit import GROUPED_TARGETS, GroupCommit
 
 try:  # ISA-L's CRC32 is about 3x faster than zlib's (1 MB: 0.3 ms instead of 1.2 ms)
     from isal.isal_zlib import crc32  # type: ignore[import-not-found, unused-ignore]
@@ -265,9 +267,24 @@ class HttpConnection(asyncio.Protocol):
     def _answer(
         self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes, keep_alive: bool
     ) -> None:
+        group = self.server.group
+        if group is None:
+            self.send(self._reply(method, url, headers, body), keep_alive)
+        elif method == b"POST" and headers.get(b"x-amz-target") in GROUPED_TARGETS:
+            group.join()
+            group.hold(self, self._reply(method, url, headers, body), keep_alive)
+        else:  # not an item operation: it runs after the open group commits
+            group.commit()
+            self.send(self._reply(method, url, headers, body), keep_alive)
+
+    def _reply(self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes) -> Reply:
         reply = self.handle(method, url, headers, body)
         if method == b"HEAD":  # the same head as GET, but a HEAD reply has no body
-            reply = (reply[0], reply[1], b"", reply[3])
+            return (reply[0], reply[1], b"", reply[3])
+        return reply
+
+    def send(self, reply: Reply, keep_alive: bool) -> None:
+        """Write ``reply``; close the connection after it unless ``keep_alive``."""
         if keep_alive and not self.server.stopping:
             self._write(reply, b"")
             return
@@ -340,8 +357,17 @@ class Server:
         idle_connection_seconds: int = IDLE_CONNECTION_SECONDS,
         stalled_request_seconds: int = STALLED_REQUEST_SECONDS,
         max_connections: int = MAX_CONNECTIONS,
+        group_commit: bool = False,
     ) -> None:
         self.database = database
+        self.group: GroupCommit | None = (
+            GroupCommit(database, self._commit_failed) if group_commit else None
+        )
+        """Item operations of one loop turn share a transaction (group_commit.py)."""
+        self.failure: BaseException | None = None
+        """Why the server stopped itself (a failed COMMIT), else None."""
+        self.on_failure: Callable[[BaseException], None] | None = None
+        """Told when the server must stop (the CLI ends its serve loop)."""
         self.idle_connection_seconds = idle_connection_seconds
         self.stalled_request_seconds = stalled_request_seconds
         self.max_connections = max_connections
@@ -379,6 +405,15 @@ class Server:
         loop = asyncio.get_running_loop()
         self._date_timer = loop.call_at(loop.time() + 1.0 - time.time() % 1.0, self._tick)
 
+    def _commit_failed(self, error: BaseException) -> None:
+        """A group's COMMIT failed: accept no more requests and have the owner stop us."""
+        self.failure = error
+        self.stopping = True
+        if self._listener is not None:
+            self._listener.close()
+        if self.on_failure is not None:
+            self.on_failure(error)
+
     def connection_closed(self, connection: HttpConnection) -> None:
         self.connections.discard(connection)
         if self.stopping and not self.connections and self._all_closed is not None:
@@ -387,6 +422,8 @@ class Server:
     async def stop(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
         """Stop accepting, let requests in progress finish, close every connection."""
         self.stopping = True
+        if self.group is not None:
+            self.group.commit()
         self._all_closed = asyncio.Event()
         if self._listener is not None:
             self._listener.close()
