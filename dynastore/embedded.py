@@ -21,10 +21,12 @@ several threads.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import uuid
 import zlib
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -51,6 +53,44 @@ class _ReplyBody:
 
     def stream(self, **_: Any) -> Iterator[bytes]:
         yield self._body
+
+
+class _AsyncReplyBody:
+    """The ``raw`` object aiobotocore reads a response body from (``await raw.read()``)."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    async def read(self, *_: Any) -> bytes:
+        return self._body
+
+
+def _request_parts(request: Any) -> tuple[bytes, bytes, dict[bytes, bytes], bytes]:
+    """A botocore ``AWSPreparedRequest`` as the (method, path?query, headers,
+    body) that ``Application.handle`` takes, as the HTTP server would pass them."""
+    headers = {
+        name.lower().encode("latin-1"): (value if isinstance(value, bytes) else value.encode("latin-1"))
+        for name, value in request.headers.items()
+    }
+    raw_body: Any = request.body or b""
+    if isinstance(raw_body, str):
+        raw_body = raw_body.encode("utf-8")
+    elif not isinstance(raw_body, bytes):
+        raw_body = raw_body.read()
+    split = urlsplit(request.url)
+    url = (split.path or "/") + ("?" + split.query if split.query else "")
+    return request.method.encode("ascii"), url.encode("latin-1"), headers, raw_body
+
+
+def _reply_headers(content_type: bytes, body: bytes) -> dict[str, str]:
+    """The headers DynamoDB sends; the CRC32 one is checked by both botocore
+    and aiobotocore before they parse the body."""
+    return {
+        "Content-Type": content_type.decode("latin-1"),
+        "Content-Length": str(len(body)),
+        "x-amzn-RequestId": uuid.uuid4().hex,
+        "x-amz-crc32": str(zlib.crc32(body)),
+    }
 
 
 class EmbeddedDatabase:
@@ -80,6 +120,27 @@ class EmbeddedDatabase:
             self._session().client("dynamodbstreams", **self._options(client_options))
         )
 
+    # --- aiobotocore clients (aiobotocore is imported only when these are used) --
+    def aio_client(self, **client_options: Any) -> AbstractAsyncContextManager[Any]:
+        """An aiobotocore ``dynamodb`` client whose requests this database
+        serves, as aiobotocore hands out clients: ``async with db.aio_client()
+        as client:``. aiobotocore serialises and parses every request as for
+        AWS, so its paginators, waiters and error classes behave unchanged."""
+        return self._aio_client("dynamodb", client_options)
+
+    def aio_streams_client(self, **client_options: Any) -> AbstractAsyncContextManager[Any]:
+        """An aiobotocore ``dynamodbstreams`` client bound to this database."""
+        return self._aio_client("dynamodbstreams", client_options)
+
+    @contextlib.asynccontextmanager
+    async def _aio_client(self, service: str, given: dict[str, Any]) -> AsyncIterator[Any]:
+        session = _shared_aio_session()
+        async with session.create_client(service, **self._options(given)) as client:
+            # The hook answers before aiobotocore's HTTP session would send, so
+            # that session never opens a connection (nor an aiohttp session).
+            client.meta.events.register_first("before-send", self._send_async)
+            yield client
+
     def _session(self) -> Any:
         return _shared_session()
 
@@ -95,33 +156,47 @@ class EmbeddedDatabase:
 
     # --- the in-process transport ------------------------------------------------
     def _send(self, request: Any, **_: Any) -> Any:
+        """boto3's ``before-send`` hook: answer the serialised request in-process."""
         from botocore.awsrequest import AWSResponse  # type: ignore[import-untyped]
 
+        method, url, headers, body = _request_parts(request)
+        status, content_type, reply_body, _extra = self.handle_locked(method, url, headers, body)
+        return AWSResponse(
+            request.url, status, _reply_headers(content_type, reply_body), _ReplyBody(reply_body)
+        )
+
+    async def _send_async(self, request: Any, **_: Any) -> Any:
+        """aiobotocore's ``before-send`` hook (its emitter awaits coroutines):
+        the same answer, wrapped in the response type aiobotocore reads with
+        ``await``."""
+        from aiobotocore.awsrequest import AioAWSResponse  # type: ignore[import-untyped]
+
+        method, url, headers, body = _request_parts(request)
+        status, content_type, reply_body, _extra = await self._handle_async(method, url, headers, body)
+        return AioAWSResponse(
+            request.url, status, _reply_headers(content_type, reply_body), _AsyncReplyBody(reply_body)
+        )
+
+    async def _handle_async(
+        self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes
+    ) -> tuple[int, bytes, bytes, bytes]:
+        """Serve on the event loop when the lock is free (the usual case: no
+        thread hop, so an async test pays what a sync one does); when another
+        thread holds it, wait in a worker thread so the loop is not blocked."""
+        if self._lock.acquire(blocking=False):
+            try:
+                return self._handle(method, url, headers, body)
+            finally:
+                self._lock.release()
+        return await asyncio.to_thread(self.handle_locked, method, url, headers, body)
+
+    def _handle(
+        self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes
+    ) -> tuple[int, bytes, bytes, bytes]:
+        """``Application.handle``, refused once closed; the caller holds the lock."""
         if self._closed:
             raise RuntimeError("this dynastore database is closed")
-        headers = {
-            name.lower().encode("latin-1"): (value if isinstance(value, bytes) else value.encode("latin-1"))
-            for name, value in request.headers.items()
-        }
-        raw_body: Any = request.body or b""
-        if isinstance(raw_body, str):
-            raw_body = raw_body.encode("utf-8")
-        elif not isinstance(raw_body, bytes):
-            raw_body = raw_body.read()
-        body: bytes = raw_body
-        split = urlsplit(request.url)
-        url = (split.path or "/") + ("?" + split.query if split.query else "")
-        with self._lock:
-            status, content_type, reply_body, _extra_headers = self._application.handle(
-                request.method.encode("ascii"), url.encode("latin-1"), headers, body
-            )
-        response_headers = {
-            "Content-Type": content_type.decode("latin-1"),
-            "Content-Length": str(len(reply_body)),
-            "x-amzn-RequestId": uuid.uuid4().hex,
-            "x-amz-crc32": str(zlib.crc32(reply_body)),
-        }
-        return AWSResponse(request.url, status, response_headers, _ReplyBody(reply_body))
+        return self._application.handle(method, url, headers, body)
 
     # --- administrative controls (the same as the server's /_dynastore/ routes) --
     @property
@@ -169,10 +244,9 @@ class EmbeddedDatabase:
 
         payload = orjson.dumps(body) if body is not None else b""
         headers = {b"content-type": b"application/json"}
-        with self._lock:
-            status, _, reply, _ = self._application.handle(
-                method.encode("ascii"), path.encode("utf-8"), headers, payload
-            )
+        status, _, reply, _ = self.handle_locked(
+            method.encode("ascii"), path.encode("utf-8"), headers, payload
+        )
         return status, (orjson.loads(reply) if reply else None)
 
     # --- a real HTTP endpoint on the same database ------------------------------
@@ -187,9 +261,10 @@ class EmbeddedDatabase:
     def handle_locked(
         self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes
     ) -> tuple[int, bytes, bytes, bytes]:
-        """``Application.handle`` under this database's lock (for the HTTP thread)."""
+        """``Application.handle`` under this database's lock (for the HTTP
+        thread and the in-process clients)."""
         with self._lock:
-            return self._application.handle(method, url, headers, body)
+            return self._handle(method, url, headers, body)
 
     # --- lifecycle ---------------------------------------------------------------
     def close(self) -> None:
@@ -228,6 +303,27 @@ def _shared_session() -> Any:
 
             _SESSION = boto3.session.Session()
         return _SESSION
+
+
+_AIO_SESSION: Any = None
+
+
+def _shared_aio_session() -> Any:
+    """One aiobotocore session per process, for the reason ``_shared_session``
+    gives. It holds no event-loop state (clients made from it do, and each
+    lives inside one ``async with``), so clients on different loops may share it."""
+    global _AIO_SESSION
+    with _SESSION_LOCK:
+        if _AIO_SESSION is None:
+            try:
+                from aiobotocore.session import get_session  # type: ignore[import-untyped]
+            except ImportError as missing:
+                raise ImportError(
+                    "the embedded aiobotocore clients need aiobotocore: "
+                    "pip install 'dynastore[aio]'"
+                ) from missing
+            _AIO_SESSION = get_session()
+        return _AIO_SESSION
 
 
 class BackgroundServer:
