@@ -232,6 +232,19 @@ class EmbeddedDatabase:
         with self._lock:
             return sweep_all(self.database)
 
+    def set_throughput(self, mode: str, table_name: str | None = None) -> Any:
+        """Switch the capacity model to ``"enforce"``, ``"observe"`` or
+        ``"off"`` (for one table with ``table_name``) while the database is
+        open -- ``open(throughput=...)`` only sets it at the start. The
+        embedded face of POST /_dynastore/throughput, so its checks apply."""
+        body: dict[str, Any] = {"Mode": mode}
+        if table_name is not None:
+            body["TableName"] = table_name
+        status, answer = self.admin("POST", "/_dynastore/throughput", body)
+        if status != 200:
+            raise ValueError(answer["message"])
+        return answer
+
     def metrics(self) -> Any:
         """Consumed capacity, throttles and hot keys per table, index and
         partition (docs/throughput.md) -- the answer of GET /_dynastore/metrics."""

@@ -208,3 +208,23 @@ def test_ttl_and_streams_from_the_embedded_api() -> None:
         records = streams.get_records(ShardIterator=iterator)["Records"]
         assert [record["eventName"] for record in records] == ["INSERT", "REMOVE"]
         assert records[1]["userIdentity"] == {"Type": "Service", "PrincipalId": "dynamodb.amazonaws.com"}
+
+
+def test_throughput_mode_switches_while_open() -> None:
+    with dynastore.open() as db:
+        client = db.client(config=Config(retries={"total_max_attempts": 1}))
+        client.create_table(TableName="hot", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                            ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1})
+        assert db.set_throughput("enforce") == {"Mode": "enforce", "TableModes": {}}
+        item = {"pk": {"S": "k"}, "data": {"S": "x" * 3000}}  # 3 write units each
+        with pytest.raises(client.exceptions.ProvisionedThroughputExceededException):
+            for _ in range(400):  # far past the bucket's burst allowance
+                client.put_item(TableName="hot", Item=item)
+        assert db.set_throughput("off", table_name="hot")["TableModes"] == {"hot": "off"}
+        for _ in range(50):
+            client.put_item(TableName="hot", Item=item)  # no longer enforced for this table
+        db.set_throughput("off")
+        assert db.metrics() == {"Mode": "off", "Tables": {}}
+        with pytest.raises(ValueError, match="Mode must be one of"):
+            db.set_throughput("sometimes")
