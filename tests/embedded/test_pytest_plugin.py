@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 import boto3
+import pytest
 
 from dynastore.pytest_plugin import load_tables
 
@@ -76,3 +78,32 @@ def test_application_clients_find_the_server_through_the_environment(
     load_tables(dynamodb_client, SCHEMA)
     application_client = boto3.client("dynamodb")  # as application code would
     assert application_client.list_tables()["TableNames"] == ["app"]
+
+
+def test_aiobotocore_application_clients_find_the_server_through_the_environment(
+    dynastore_server: str, dynamodb_client: Any, monkeypatch: Any
+) -> None:
+    """The same recipe for application code that builds aiobotocore clients itself."""
+    session_module = pytest.importorskip("aiobotocore.session")
+    for name, value in (("AWS_ENDPOINT_URL_DYNAMODB", dynastore_server), ("AWS_DEFAULT_REGION", "us-east-1"),
+                        ("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test")):
+        monkeypatch.setenv(name, value)
+    load_tables(dynamodb_client, SCHEMA)
+
+    async def application() -> list[str]:
+        async with session_module.get_session().create_client("dynamodb") as client:
+            return list((await client.list_tables())["TableNames"])
+
+    assert asyncio.run(application()) == ["app"]
+
+
+def test_aio_clients_from_the_database_fixture(dynastore_db: Any) -> None:
+    """In an async test (pytest-asyncio, anyio) the body is the coroutine below."""
+    pytest.importorskip("aiobotocore")
+
+    async def body() -> None:
+        async with dynastore_db.aio_client() as client:
+            load_tables(dynastore_db.client(), SCHEMA)
+            assert (await client.describe_table(TableName="app"))["Table"]["ItemCount"] == 40
+
+    asyncio.run(body())
