@@ -1,17 +1,23 @@
-"""Embedded dynastore: real boto3 clients served in-process, without sockets.
+"""Embedded dynastore: real boto3 and aiobotocore clients served in-process,
+without sockets.
 
     import dynastore
 
     with dynastore.open() as db:            # in memory; dynastore.open(path) for a file store
         client = db.client()                # a real boto3 "dynamodb" client
         table = db.resource().Table("app")  # the resource API works too
+        async with db.aio_client() as aio:  # (in a coroutine) an aiobotocore client
+            ...
 
-The clients are ordinary boto3 clients: botocore still serialises every
-request (so paginators, waiters, batch_writer, TypeSerializer and the
-conditions builder behave exactly as against AWS). A ``before-send`` hook hands
-the serialised HTTP request to the same ``protocol.app.Application`` the
-server uses, instead of a socket, and turns its reply into botocore's
-response. The wire rules, validation and errors are therefore the server's.
+The clients are ordinary boto3 (or aiobotocore) clients: botocore still
+serialises every request (so paginators, waiters, batch_writer, TypeSerializer
+and the conditions builder behave exactly as against AWS). A ``before-send``
+hook -- an event both libraries emit, and whose first answer they take instead
+of sending -- hands the serialised HTTP request to the same
+``protocol.app.Application`` the server uses, instead of a socket, and turns
+its reply into the library's response type. The wire rules, validation and
+errors are therefore the server's. aiobotocore is imported only when an aio
+client is asked for.
 
 A lock serialises operations, because the engine runs one operation at a
 time (docs/adr/0000-execution-model.md) and one database may be shared by

@@ -98,12 +98,27 @@ def test_aiobotocore_application_clients_find_the_server_through_the_environment
 
 
 def test_aio_clients_from_the_database_fixture(dynastore_db: Any) -> None:
-    """In an async test (pytest-asyncio, anyio) the body is the coroutine below."""
+    """The aiobotocore example of docs/testing-with-dynastore.md; in an async
+    test (pytest-asyncio, anyio) the body is the test itself."""
     pytest.importorskip("aiobotocore")
 
+    async def create_users_table(dynamodb: Any) -> None:
+        await dynamodb.create_table(
+            TableName="users", KeySchema=[{"AttributeName": "name", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "name", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+
+    async def signup(dynamodb: Any, name: str) -> None:
+        await dynamodb.put_item(TableName="users", Item={"name": {"S": name}},
+                                ConditionExpression="attribute_not_exists(#n)",
+                                ExpressionAttributeNames={"#n": "name"})
+
     async def body() -> None:
-        async with dynastore_db.aio_client() as client:
-            load_tables(dynastore_db.client(), SCHEMA)
-            assert (await client.describe_table(TableName="app"))["Table"]["ItemCount"] == 40
+        async with dynastore_db.aio_client() as dynamodb:
+            await create_users_table(dynamodb)
+            await signup(dynamodb, "ada")
+            with pytest.raises(dynamodb.exceptions.ConditionalCheckFailedException):
+                await signup(dynamodb, "ada")
 
     asyncio.run(body())
