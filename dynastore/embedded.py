@@ -147,6 +147,28 @@ class EmbeddedDatabase:
             client.meta.events.register_first("before-send", self._send_async)
             yield client
 
+    # --- sessions, for code that makes its own clients --------------------------
+    def session(self) -> Any:
+        """A boto3 session whose ``dynamodb`` and ``dynamodbstreams`` clients and
+        resources this database serves, for application code that is handed a
+        session and creates its clients itself (``session.client("dynamodb")``).
+        Clients of other services from it would go to AWS: it is not a mock."""
+        import boto3
+        import botocore.session  # type: ignore[import-untyped]
+
+        core = botocore.session.Session()
+        _bind_session(core, _shared_core_session(), self._send)
+        return boto3.session.Session(botocore_session=core)
+
+    def aio_session(self) -> Any:
+        """The aiobotocore counterpart of ``session()``: ``async with
+        db.aio_session().create_client("dynamodb") as client:``."""
+        from aiobotocore.session import AioSession
+
+        session = AioSession()
+        _bind_session(session, _shared_aio_session(), self._send_async)
+        return session
+
     def _session(self) -> Any:
         return _shared_session()
 
@@ -309,19 +331,45 @@ class EmbeddedDatabase:
 
 _SESSION_LOCK = threading.Lock()
 _SESSION: Any = None
+_CORE_SESSION: Any = None
 
 
 def _shared_session() -> Any:
     """One boto3 session per process: botocore then loads and parses the
     DynamoDB service model once, so a new database's client costs
     milliseconds instead of the ~0.5 s a cold session takes."""
-    global _SESSION
+    global _SESSION, _CORE_SESSION
     with _SESSION_LOCK:
         if _SESSION is None:
             import boto3  # type: ignore[import-untyped]  # lazily: the server does not need boto3
+            import botocore.session
 
-            _SESSION = boto3.session.Session()
+            _CORE_SESSION = botocore.session.Session()
+            _SESSION = boto3.session.Session(botocore_session=_CORE_SESSION)
         return _SESSION
+
+
+def _shared_core_session() -> Any:
+    """The botocore session under ``_shared_session()`` (its model loader is shared)."""
+    _shared_session()
+    return _CORE_SESSION
+
+
+#: the service ids (hyphenised) whose requests a bound session's clients send here
+_SERVED_SERVICE_IDS = ("dynamodb", "dynamodb-streams")
+
+
+def _bind_session(session: Any, shared: Any, send: Any) -> None:
+    """Make a botocore (or aiobotocore) session's DynamoDB clients ours: the
+    ``before-send`` hook on the session reaches every client made from it
+    (clients copy the session's handlers), the dummy credentials and region
+    spare the credential chain, and the shared model loader spares the
+    ~0.2 s of re-reading the service model for each new session."""
+    session.register_component("data_loader", shared.get_component("data_loader"))
+    session.set_credentials(_CLIENT_DEFAULTS["aws_access_key_id"], _CLIENT_DEFAULTS["aws_secret_access_key"])
+    session.set_config_variable("region", _CLIENT_DEFAULTS["region_name"])
+    for service_id in _SERVED_SERVICE_IDS:
+        session.register(f"before-send.{service_id}", send)
 
 
 _AIO_SESSION: Any = None

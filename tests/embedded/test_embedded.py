@@ -228,3 +228,20 @@ def test_throughput_mode_switches_while_open() -> None:
         assert db.metrics() == {"Mode": "off", "Tables": {}}
         with pytest.raises(ValueError, match="Mode must be one of"):
             db.set_throughput("sometimes")
+
+
+def test_a_session_for_code_that_makes_its_own_clients() -> None:
+    def application(session: Any) -> list[str]:
+        """Application code that is handed a session (as dependency injection does)."""
+        session.resource("dynamodb").Table("things").put_item(Item={"pk": "a", "sk": 1})
+        return [table.name for table in session.resource("dynamodb").tables.all()]
+
+    with dynastore.open() as db, dynastore.open() as other:
+        create(db.client())
+        assert application(db.session()) == ["things"]
+        assert "Item" in db.client().get_item(TableName="things", Key={"pk": {"S": "a"}, "sk": {"N": "1"}})
+        assert other.session().client("dynamodb").list_tables()["TableNames"] == []
+        assert db.session().client("dynamodbstreams").list_streams()["Streams"] == []
+        client = db.session().client("dynamodb")
+    with pytest.raises(RuntimeError, match="closed"):
+        client.list_tables()

@@ -266,3 +266,24 @@ def test_a_missing_aiobotocore_is_named() -> None:
         "    print(error)\n"
     )
     assert "pip install 'dynastore[aio]'" in completed.stdout, completed.stderr
+
+
+def test_an_aio_session_for_code_that_makes_its_own_clients() -> None:
+    async def application(session: Any) -> list[str]:
+        """Application code that is handed a session and creates its clients."""
+        async with session.create_client("dynamodb") as client:
+            await client.put_item(TableName="things", Item=key("a", 1))
+            return list((await client.list_tables())["TableNames"])
+
+    async def scenario() -> None:
+        with dynastore.open() as db, dynastore.open() as other:
+            async with db.aio_client() as client:
+                await create(client)
+                assert await application(db.aio_session()) == ["things"]
+                assert "Item" in await client.get_item(TableName="things", Key=key("a", 1))
+            async with other.aio_session().create_client("dynamodb") as client:
+                assert (await client.list_tables())["TableNames"] == []
+            async with db.aio_session().create_client("dynamodbstreams") as streams:
+                assert (await streams.list_streams())["Streams"] == []
+
+    run(scenario)
