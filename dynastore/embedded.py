@@ -100,7 +100,7 @@ def _reply_headers(content_type: bytes, body: bytes) -> dict[str, str]:
 
 
 class EmbeddedDatabase:
-    """An open embedded database and the boto3 clients bound to it."""
+    """An open embedded database and the boto3 / aiobotocore clients bound to it."""
 
     def __init__(self, database: Database) -> None:
         self.database = database
@@ -121,7 +121,7 @@ class EmbeddedDatabase:
         return resource
 
     def streams_client(self, **client_options: Any) -> Any:
-        """A boto3 ``dynamodbstreams`` client (the Streams API lands with issue 5)."""
+        """A boto3 ``dynamodbstreams`` client bound to this database."""
         return self._bind(
             self._session().client("dynamodbstreams", **self._options(client_options))
         )
@@ -163,10 +163,11 @@ class EmbeddedDatabase:
     def aio_session(self) -> Any:
         """The aiobotocore counterpart of ``session()``: ``async with
         db.aio_session().create_client("dynamodb") as client:``."""
+        shared = _shared_aio_session()  # first: it names a missing aiobotocore
         from aiobotocore.session import AioSession
 
         session = AioSession()
-        _bind_session(session, _shared_aio_session(), self._send_async)
+        _bind_session(session, shared, self._send_async)
         return session
 
     def _session(self) -> Any:
