@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -122,3 +125,42 @@ def test_aio_clients_from_the_database_fixture(dynastore_db: Any) -> None:
                 await signup(dynamodb, "ada")
 
     asyncio.run(body())
+
+
+INNER_SUITE = '''
+import os
+
+def make(client, name):
+    client.create_table(TableName=name, KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                        BillingMode="PAY_PER_REQUEST")
+
+def check(client, db_session):
+    assert client.list_tables()["TableNames"] == []          # fresh per test
+    make(client, "per-test")
+    worker = os.environ["PYTEST_XDIST_WORKER"]
+    shared = db_session.client()
+    make(shared, "w" + worker + "-" + str(len(shared.list_tables()["TableNames"])))
+    assert {name.split("-")[0] for name in shared.list_tables()["TableNames"]} == {"w" + worker}
+
+def test_one(dynamodb_client, dynastore_db_session): check(dynamodb_client, dynastore_db_session)
+def test_two(dynamodb_client, dynastore_db_session): check(dynamodb_client, dynastore_db_session)
+def test_three(dynamodb_client, dynastore_db_session): check(dynamodb_client, dynastore_db_session)
+def test_four(dynamodb_client, dynastore_db_session): check(dynamodb_client, dynastore_db_session)
+'''
+
+
+def test_the_plugin_under_pytest_xdist(tmp_path: Path) -> None:
+    """A project's suite on two xdist workers: every worker has its own
+    databases, session-scoped ones included, with the plugin found through
+    its entry point."""
+    pytest.importorskip("xdist")
+    (tmp_path / "test_inner.py").write_text(INNER_SUITE)
+    root = Path(__file__).resolve().parents[2]
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "2", "-p", "no:cacheprovider", "-p", "no:benchmark",
+         "test_inner.py"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    assert "4 passed" in completed.stdout, completed.stdout + completed.stderr
