@@ -153,21 +153,15 @@ class EmbeddedDatabase:
         resources this database serves, for application code that is handed a
         session and creates its clients itself (``session.client("dynamodb")``).
         Clients of other services from it would go to AWS: it is not a mock."""
-        import boto3
-        import botocore.session  # type: ignore[import-untyped]
-
-        core = botocore.session.Session()
+        session, core = _new_boto3_session()
         _bind_session(core, _shared_core_session(), self._send)
-        return boto3.session.Session(botocore_session=core)
+        return session
 
     def aio_session(self) -> Any:
         """The aiobotocore counterpart of ``session()``: ``async with
         db.aio_session().create_client("dynamodb") as client:``."""
-        shared = _shared_aio_session()  # first: it names a missing aiobotocore
-        from aiobotocore.session import AioSession
-
-        session = AioSession()
-        _bind_session(session, shared, self._send_async)
+        session = _aiobotocore_session_module().AioSession()
+        _bind_session(session, _shared_aio_session(), self._send_async)
         return session
 
     def _session(self) -> Any:
@@ -335,6 +329,16 @@ _SESSION: Any = None
 _CORE_SESSION: Any = None
 
 
+def _new_boto3_session() -> tuple[Any, Any]:
+    """A new boto3 session and the botocore session under it (imported here,
+    lazily: the server does not need boto3)."""
+    import boto3  # type: ignore[import-untyped]
+    import botocore.session  # type: ignore[import-untyped]
+
+    core = botocore.session.Session()
+    return boto3.session.Session(botocore_session=core), core
+
+
 def _shared_session() -> Any:
     """One boto3 session per process: botocore then loads and parses the
     DynamoDB service model once, so a new database's client costs
@@ -342,11 +346,7 @@ def _shared_session() -> Any:
     global _SESSION, _CORE_SESSION
     with _SESSION_LOCK:
         if _SESSION is None:
-            import boto3  # type: ignore[import-untyped]  # lazily: the server does not need boto3
-            import botocore.session
-
-            _CORE_SESSION = botocore.session.Session()
-            _SESSION = boto3.session.Session(botocore_session=_CORE_SESSION)
+            _SESSION, _CORE_SESSION = _new_boto3_session()
         return _SESSION
 
 
@@ -383,15 +383,20 @@ def _shared_aio_session() -> Any:
     global _AIO_SESSION
     with _SESSION_LOCK:
         if _AIO_SESSION is None:
-            try:
-                from aiobotocore.session import get_session  # type: ignore[import-untyped]
-            except ImportError as missing:
-                raise ImportError(
-                    "the embedded aiobotocore clients need aiobotocore: "
-                    "pip install 'dynastore[aio]'"
-                ) from missing
-            _AIO_SESSION = get_session()
+            _AIO_SESSION = _aiobotocore_session_module().get_session()
         return _AIO_SESSION
+
+
+def _aiobotocore_session_module() -> Any:
+    """``aiobotocore.session``, imported only when an aio client is asked for
+    (aiobotocore is optional), with the install command when it is missing."""
+    try:
+        import aiobotocore.session  # type: ignore[import-untyped]
+    except ImportError as missing:
+        raise ImportError(
+            "the embedded aiobotocore clients need aiobotocore: pip install 'dynastore[aio]'"
+        ) from missing
+    return aiobotocore.session
 
 
 class BackgroundServer:
