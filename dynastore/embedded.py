@@ -1,17 +1,23 @@
-"""Embedded dynastore: real boto3 clients served in-process, without sockets.
+"""Embedded dynastore: real boto3 and aiobotocore clients served in-process,
+without sockets.
 
     import dynastore
 
     with dynastore.open() as db:            # in memory; dynastore.open(path) for a file store
         client = db.client()                # a real boto3 "dynamodb" client
         table = db.resource().Table("app")  # the resource API works too
+        async with db.aio_client() as aio:  # (in a coroutine) an aiobotocore client
+            ...
 
-The clients are ordinary boto3 clients: botocore still serialises every
-request (so paginators, waiters, batch_writer, TypeSerializer and the
-conditions builder behave exactly as against AWS). A ``before-send`` hook hands
-the serialised HTTP request to the same ``protocol.app.Application`` the
-server uses, instead of a socket, and turns its reply into botocore's
-response. The wire rules, validation and errors are therefore the server's.
+The clients are ordinary boto3 (or aiobotocore) clients: botocore still
+serialises every request (so paginators, waiters, batch_writer, TypeSerializer
+and the conditions builder behave exactly as against AWS). A ``before-send``
+hook -- an event both libraries emit, and whose first answer they take instead
+of sending -- hands the serialised HTTP request to the same
+``protocol.app.Application`` the server uses, instead of a socket, and turns
+its reply into the library's response type. The wire rules, validation and
+errors are therefore the server's. aiobotocore is imported only when an aio
+client is asked for.
 
 A lock serialises operations, because the engine runs one operation at a
 time (docs/adr/0000-execution-model.md) and one database may be shared by
@@ -21,10 +27,12 @@ several threads.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import uuid
 import zlib
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -53,8 +61,46 @@ class _ReplyBody:
         yield self._body
 
 
+class _AsyncReplyBody:
+    """The ``raw`` object aiobotocore reads a response body from (``await raw.read()``)."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    async def read(self, *_: Any) -> bytes:
+        return self._body
+
+
+def _request_parts(request: Any) -> tuple[bytes, bytes, dict[bytes, bytes], bytes]:
+    """A botocore ``AWSPreparedRequest`` as the (method, path?query, headers,
+    body) that ``Application.handle`` takes, as the HTTP server would pass them."""
+    headers = {
+        name.lower().encode("latin-1"): (value if isinstance(value, bytes) else value.encode("latin-1"))
+        for name, value in request.headers.items()
+    }
+    raw_body: Any = request.body or b""
+    if isinstance(raw_body, str):
+        raw_body = raw_body.encode("utf-8")
+    elif not isinstance(raw_body, bytes):
+        raw_body = raw_body.read()
+    split = urlsplit(request.url)
+    url = (split.path or "/") + ("?" + split.query if split.query else "")
+    return request.method.encode("ascii"), url.encode("latin-1"), headers, raw_body
+
+
+def _reply_headers(content_type: bytes, body: bytes) -> dict[str, str]:
+    """The headers DynamoDB sends; the CRC32 one is checked by both botocore
+    and aiobotocore before they parse the body."""
+    return {
+        "Content-Type": content_type.decode("latin-1"),
+        "Content-Length": str(len(body)),
+        "x-amzn-RequestId": uuid.uuid4().hex,
+        "x-amz-crc32": str(zlib.crc32(body)),
+    }
+
+
 class EmbeddedDatabase:
-    """An open embedded database and the boto3 clients bound to it."""
+    """An open embedded database and the boto3 / aiobotocore clients bound to it."""
 
     def __init__(self, database: Database) -> None:
         self.database = database
@@ -75,10 +121,48 @@ class EmbeddedDatabase:
         return resource
 
     def streams_client(self, **client_options: Any) -> Any:
-        """A boto3 ``dynamodbstreams`` client (the Streams API lands with issue 5)."""
+        """A boto3 ``dynamodbstreams`` client bound to this database."""
         return self._bind(
             self._session().client("dynamodbstreams", **self._options(client_options))
         )
+
+    # --- aiobotocore clients (aiobotocore is imported only when these are used) --
+    def aio_client(self, **client_options: Any) -> AbstractAsyncContextManager[Any]:
+        """An aiobotocore ``dynamodb`` client whose requests this database
+        serves, as aiobotocore hands out clients: ``async with db.aio_client()
+        as client:``. aiobotocore serialises and parses every request as for
+        AWS, so its paginators, waiters and error classes behave unchanged."""
+        return self._aio_client("dynamodb", client_options)
+
+    def aio_streams_client(self, **client_options: Any) -> AbstractAsyncContextManager[Any]:
+        """An aiobotocore ``dynamodbstreams`` client bound to this database."""
+        return self._aio_client("dynamodbstreams", client_options)
+
+    @contextlib.asynccontextmanager
+    async def _aio_client(self, service: str, given: dict[str, Any]) -> AsyncIterator[Any]:
+        session = _shared_aio_session()
+        async with session.create_client(service, **self._options(given)) as client:
+            # The hook answers before aiobotocore's HTTP session would send, so
+            # that session never opens a connection (nor an aiohttp session).
+            client.meta.events.register_first("before-send", self._send_async)
+            yield client
+
+    # --- sessions, for code that makes its own clients --------------------------
+    def session(self) -> Any:
+        """A boto3 session whose ``dynamodb`` and ``dynamodbstreams`` clients and
+        resources this database serves, for application code that is handed a
+        session and creates its clients itself (``session.client("dynamodb")``).
+        Clients of other services from it would go to AWS: it is not a mock."""
+        session, core = _new_boto3_session()
+        _bind_session(core, _shared_core_session(), self._send)
+        return session
+
+    def aio_session(self) -> Any:
+        """The aiobotocore counterpart of ``session()``: ``async with
+        db.aio_session().create_client("dynamodb") as client:``."""
+        session = _aiobotocore_session_module().AioSession()
+        _bind_session(session, _shared_aio_session(), self._send_async)
+        return session
 
     def _session(self) -> Any:
         return _shared_session()
@@ -95,33 +179,47 @@ class EmbeddedDatabase:
 
     # --- the in-process transport ------------------------------------------------
     def _send(self, request: Any, **_: Any) -> Any:
+        """boto3's ``before-send`` hook: answer the serialised request in-process."""
         from botocore.awsrequest import AWSResponse  # type: ignore[import-untyped]
 
+        method, url, headers, body = _request_parts(request)
+        status, content_type, reply_body, _extra = self.handle_locked(method, url, headers, body)
+        return AWSResponse(
+            request.url, status, _reply_headers(content_type, reply_body), _ReplyBody(reply_body)
+        )
+
+    async def _send_async(self, request: Any, **_: Any) -> Any:
+        """aiobotocore's ``before-send`` hook (its emitter awaits coroutines):
+        the same answer, wrapped in the response type aiobotocore reads with
+        ``await``."""
+        from aiobotocore.awsrequest import AioAWSResponse  # type: ignore[import-untyped]
+
+        method, url, headers, body = _request_parts(request)
+        status, content_type, reply_body, _extra = await self._handle_async(method, url, headers, body)
+        return AioAWSResponse(
+            request.url, status, _reply_headers(content_type, reply_body), _AsyncReplyBody(reply_body)
+        )
+
+    async def _handle_async(
+        self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes
+    ) -> tuple[int, bytes, bytes, bytes]:
+        """Serve on the event loop when the lock is free (the usual case: no
+        thread hop, so an async test pays what a sync one does); when another
+        thread holds it, wait in a worker thread so the loop is not blocked."""
+        if self._lock.acquire(blocking=False):
+            try:
+                return self._handle(method, url, headers, body)
+            finally:
+                self._lock.release()
+        return await asyncio.to_thread(self.handle_locked, method, url, headers, body)
+
+    def _handle(
+        self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes
+    ) -> tuple[int, bytes, bytes, bytes]:
+        """``Application.handle``, refused once closed; the caller holds the lock."""
         if self._closed:
             raise RuntimeError("this dynastore database is closed")
-        headers = {
-            name.lower().encode("latin-1"): (value if isinstance(value, bytes) else value.encode("latin-1"))
-            for name, value in request.headers.items()
-        }
-        raw_body: Any = request.body or b""
-        if isinstance(raw_body, str):
-            raw_body = raw_body.encode("utf-8")
-        elif not isinstance(raw_body, bytes):
-            raw_body = raw_body.read()
-        body: bytes = raw_body
-        split = urlsplit(request.url)
-        url = (split.path or "/") + ("?" + split.query if split.query else "")
-        with self._lock:
-            status, content_type, reply_body, _extra_headers = self._application.handle(
-                request.method.encode("ascii"), url.encode("latin-1"), headers, body
-            )
-        response_headers = {
-            "Content-Type": content_type.decode("latin-1"),
-            "Content-Length": str(len(reply_body)),
-            "x-amzn-RequestId": uuid.uuid4().hex,
-            "x-amz-crc32": str(zlib.crc32(reply_body)),
-        }
-        return AWSResponse(request.url, status, response_headers, _ReplyBody(reply_body))
+        return self._application.handle(method, url, headers, body)
 
     # --- administrative controls (the same as the server's /_dynastore/ routes) --
     @property
@@ -157,6 +255,19 @@ class EmbeddedDatabase:
         with self._lock:
             return sweep_all(self.database)
 
+    def set_throughput(self, mode: str, table_name: str | None = None) -> Any:
+        """Switch the capacity model to ``"enforce"``, ``"observe"`` or
+        ``"off"`` (for one table with ``table_name``) while the database is
+        open -- ``open(throughput=...)`` only sets it at the start. The
+        embedded face of POST /_dynastore/throughput, so its checks apply."""
+        body: dict[str, Any] = {"Mode": mode}
+        if table_name is not None:
+            body["TableName"] = table_name
+        status, answer = self.admin("POST", "/_dynastore/throughput", body)
+        if status != 200:
+            raise ValueError(answer["message"])
+        return answer
+
     def metrics(self) -> Any:
         """Consumed capacity, throttles and hot keys per table, index and
         partition (docs/throughput.md) -- the answer of GET /_dynastore/metrics."""
@@ -169,10 +280,9 @@ class EmbeddedDatabase:
 
         payload = orjson.dumps(body) if body is not None else b""
         headers = {b"content-type": b"application/json"}
-        with self._lock:
-            status, _, reply, _ = self._application.handle(
-                method.encode("ascii"), path.encode("utf-8"), headers, payload
-            )
+        status, _, reply, _ = self.handle_locked(
+            method.encode("ascii"), path.encode("utf-8"), headers, payload
+        )
         return status, (orjson.loads(reply) if reply else None)
 
     # --- a real HTTP endpoint on the same database ------------------------------
@@ -187,9 +297,10 @@ class EmbeddedDatabase:
     def handle_locked(
         self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes
     ) -> tuple[int, bytes, bytes, bytes]:
-        """``Application.handle`` under this database's lock (for the HTTP thread)."""
+        """``Application.handle`` under this database's lock (for the HTTP
+        thread and the in-process clients)."""
         with self._lock:
-            return self._application.handle(method, url, headers, body)
+            return self._handle(method, url, headers, body)
 
     # --- lifecycle ---------------------------------------------------------------
     def close(self) -> None:
@@ -215,19 +326,77 @@ class EmbeddedDatabase:
 
 _SESSION_LOCK = threading.Lock()
 _SESSION: Any = None
+_CORE_SESSION: Any = None
+
+
+def _new_boto3_session() -> tuple[Any, Any]:
+    """A new boto3 session and the botocore session under it (imported here,
+    lazily: the server does not need boto3)."""
+    import boto3  # type: ignore[import-untyped]
+    import botocore.session  # type: ignore[import-untyped]
+
+    core = botocore.session.Session()
+    return boto3.session.Session(botocore_session=core), core
 
 
 def _shared_session() -> Any:
     """One boto3 session per process: botocore then loads and parses the
     DynamoDB service model once, so a new database's client costs
     milliseconds instead of the ~0.5 s a cold session takes."""
-    global _SESSION
+    global _SESSION, _CORE_SESSION
     with _SESSION_LOCK:
         if _SESSION is None:
-            import boto3  # type: ignore[import-untyped]  # lazily: the server does not need boto3
-
-            _SESSION = boto3.session.Session()
+            _SESSION, _CORE_SESSION = _new_boto3_session()
         return _SESSION
+
+
+def _shared_core_session() -> Any:
+    """The botocore session under ``_shared_session()`` (its model loader is shared)."""
+    _shared_session()
+    return _CORE_SESSION
+
+
+#: the service ids (hyphenised) whose requests a bound session's clients send here
+_SERVED_SERVICE_IDS = ("dynamodb", "dynamodb-streams")
+
+
+def _bind_session(session: Any, shared: Any, send: Any) -> None:
+    """Make a botocore (or aiobotocore) session's DynamoDB clients ours: the
+    ``before-send`` hook on the session reaches every client made from it
+    (clients copy the session's handlers), the dummy credentials and region
+    spare the credential chain, and the shared model loader spares the
+    ~0.2 s of re-reading the service model for each new session."""
+    session.register_component("data_loader", shared.get_component("data_loader"))
+    session.set_credentials(_CLIENT_DEFAULTS["aws_access_key_id"], _CLIENT_DEFAULTS["aws_secret_access_key"])
+    session.set_config_variable("region", _CLIENT_DEFAULTS["region_name"])
+    for service_id in _SERVED_SERVICE_IDS:
+        session.register(f"before-send.{service_id}", send)
+
+
+_AIO_SESSION: Any = None
+
+
+def _shared_aio_session() -> Any:
+    """One aiobotocore session per process, for the reason ``_shared_session``
+    gives. It holds no event-loop state (clients made from it do, and each
+    lives inside one ``async with``), so clients on different loops may share it."""
+    global _AIO_SESSION
+    with _SESSION_LOCK:
+        if _AIO_SESSION is None:
+            _AIO_SESSION = _aiobotocore_session_module().get_session()
+        return _AIO_SESSION
+
+
+def _aiobotocore_session_module() -> Any:
+    """``aiobotocore.session``, imported only when an aio client is asked for
+    (aiobotocore is optional), with the install command when it is missing."""
+    try:
+        import aiobotocore.session  # type: ignore[import-untyped]
+    except ImportError as missing:
+        raise ImportError(
+            "the embedded aiobotocore clients need aiobotocore: pip install 'dynastore[aio]'"
+        ) from missing
+    return aiobotocore.session
 
 
 class BackgroundServer:

@@ -14,6 +14,10 @@ Helper
     ``dynastore.pytest_plugin.load_tables(client, spec)`` creates tables and
     loads items from a schema file or dict (see its docstring).
 
+aiobotocore clients come from the database fixture, inside the test's
+coroutine: ``async with dynastore_db.aio_client() as client:`` (no async
+fixture here, so the plugin needs no pytest-asyncio).
+
 Each database lives in memory; xdist workers each get their own.
 """
 

@@ -208,3 +208,40 @@ def test_ttl_and_streams_from_the_embedded_api() -> None:
         records = streams.get_records(ShardIterator=iterator)["Records"]
         assert [record["eventName"] for record in records] == ["INSERT", "REMOVE"]
         assert records[1]["userIdentity"] == {"Type": "Service", "PrincipalId": "dynamodb.amazonaws.com"}
+
+
+def test_throughput_mode_switches_while_open() -> None:
+    with dynastore.open() as db:
+        client = db.client(config=Config(retries={"total_max_attempts": 1}))
+        client.create_table(TableName="hot", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                            ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1})
+        assert db.set_throughput("enforce") == {"Mode": "enforce", "TableModes": {}}
+        item = {"pk": {"S": "k"}, "data": {"S": "x" * 3000}}  # 3 write units each
+        with pytest.raises(client.exceptions.ProvisionedThroughputExceededException):
+            for _ in range(400):  # far past the bucket's burst allowance
+                client.put_item(TableName="hot", Item=item)
+        assert db.set_throughput("off", table_name="hot")["TableModes"] == {"hot": "off"}
+        for _ in range(50):
+            client.put_item(TableName="hot", Item=item)  # no longer enforced for this table
+        db.set_throughput("off")
+        assert db.metrics() == {"Mode": "off", "Tables": {}}
+        with pytest.raises(ValueError, match="Mode must be one of"):
+            db.set_throughput("sometimes")
+
+
+def test_a_session_for_code_that_makes_its_own_clients() -> None:
+    def application(session: Any) -> list[str]:
+        """Application code that is handed a session (as dependency injection does)."""
+        session.resource("dynamodb").Table("things").put_item(Item={"pk": "a", "sk": 1})
+        return [table.name for table in session.resource("dynamodb").tables.all()]
+
+    with dynastore.open() as db, dynastore.open() as other:
+        create(db.client())
+        assert application(db.session()) == ["things"]
+        assert "Item" in db.client().get_item(TableName="things", Key={"pk": {"S": "a"}, "sk": {"N": "1"}})
+        assert other.session().client("dynamodb").list_tables()["TableNames"] == []
+        assert db.session().client("dynamodbstreams").list_streams()["Streams"] == []
+        client = db.session().client("dynamodb")
+    with pytest.raises(RuntimeError, match="closed"):
+        client.list_tables()
