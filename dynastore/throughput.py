@@ -1017,7 +1017,9 @@ class Throughput:
             "TopKeys": [key_report(stats) for stats in ranked[:TOP_KEYS]],
             "TopThrottledKeys": [key_report(stats) for stats in throttled[:TOP_KEYS]],
             "Hints": hot_key_hints(state, ranked),
-            "ContributorInsights": contributor_insights_report(state, now),
+            "ContributorInsights": contributor_insights_report(
+                state, self.database.tables.get(state.schema.name, state.schema), now
+            ),
         }
 
 
@@ -1096,9 +1098,9 @@ def target_report(
     return answer
 
 
-def contributor_insights_report(state: TableState, now: float) -> dict[str, Any]:
-    """Top keys per table and per index (GSI and LSI), per rule and window."""
-    schema = state.schema
+def contributor_insights_report(state: TableState, schema: TableSchema, now: float) -> dict[str, Any]:
+    """Top keys per table and per index (GSI and LSI), per rule and window;
+    the settings as the table has them now (``schema``)."""
     return {
         "Windows": list(WINDOW_LABELS.values()),
         "Table": target_report(schema, None, state.insights.get(""), now),
@@ -1305,6 +1307,8 @@ def prometheus_metrics(database: Database) -> bytes:
         "# TYPE dynastore_partitions gauge",
         "# TYPE dynastore_requests_total counter",
         "# TYPE dynastore_request_latency_seconds summary",
+        "# TYPE dynastore_top_key_consumed_units gauge",
+        "# TYPE dynastore_top_key_throttle_events gauge",
         _sample("dynastore_control_plane_throttled_requests_total", {}, meter.control_throttled),
     ]
     for operation, stats in sorted(meter.operations.items()):
@@ -1316,15 +1320,46 @@ def prometheus_metrics(database: Database) -> bytes:
     for name, state in sorted(meter.tables.items()):
         if name not in database.tables:
             continue
-        lines.append(_sample("dynastore_partitions", {"table": name}, state.partition_count))
+        lines.append(_sample("dynastore_partitions", {"table": name, "index": ""}, state.partition_count))
         _resource_samples(lines, {"table": name, "index": "", "partition": ""}, state.table)
         for index_name, resource in sorted(state.indexes.items()):
             _resource_samples(lines, {"table": name, "index": index_name, "partition": ""}, resource)
         for number, partition in sorted(state.partitions.items()):
             _resource_samples(lines, {"table": name, "index": "", "partition": str(number)}, partition)
+        for resource_name, resource in sorted(state.indexes.items()):
+            _index_partition_samples(lines, name, resource_name, resource)
         ranked = sorted(state.keys.values(), key=lambda s: s.read_units + s.write_units, reverse=True)
         for stats in ranked[:TOP_KEYS]:
             labels = {"table": name, "key": orjson.dumps(stats.key).decode()}
             lines.append(_sample("dynastore_key_consumed_units_total", labels, stats.read_units + stats.write_units))
             lines.append(_sample("dynastore_key_throttled_requests_total", labels, stats.throttled))
+        _top_key_samples(lines, name, state, database.now())
     return ("\n".join(lines) + "\n").encode()
+
+
+def _index_partition_samples(lines: list[str], table: str, index: str, resource: IndexResource) -> None:
+    lines.append(_sample("dynastore_partitions", {"table": table, "index": index}, resource.partition_count))
+    for number, partition in sorted(resource.partitions.items()):
+        _resource_samples(lines, {"table": table, "index": index, "partition": str(number)}, partition)
+
+
+PROMETHEUS_TOP_KEYS = limits.THROUGHPUT_PROMETHEUS_TOP_KEYS
+"""Keys per rule and window in the Prometheus text: label cardinality stays bounded."""
+PROMETHEUS_RULE_METRIC = {
+    top_keys.ACCESSED_PARTITION: "dynastore_top_key_consumed_units",
+    top_keys.ACCESSED_ITEM: "dynastore_top_key_consumed_units",
+    top_keys.THROTTLED_PARTITION: "dynastore_top_key_throttle_events",
+    top_keys.THROTTLED_ITEM: "dynastore_top_key_throttle_events",
+}
+
+
+def _top_key_samples(lines: list[str], table: str, state: TableState, now: float) -> None:
+    """The top PROMETHEUS_TOP_KEYS keys of every rule and window, per table
+    ("" index) and index: gauges over the window, labelled by rule and key."""
+    for index_name, insights in sorted(state.insights.items()):
+        for kind, windows in insights.report(now, PROMETHEUS_TOP_KEYS).items():
+            for window, ranked in windows.items():
+                for label, value in ranked:
+                    labels = {"table": table, "index": index_name, "rule": kind, "window": WINDOW_LABELS[window],
+                              "key": orjson.dumps(label).decode()}
+                    lines.append(_sample(PROMETHEUS_RULE_METRIC[kind], labels, value))
