@@ -446,6 +446,11 @@ def test_capacity_page_shows_the_hot_key(ui: Console, seeded: Any, embedded: Any
         top = page.locator("#top-keys tbody tr").first.inner_text()
         assert "PK=COUNTER#views" in top and "20" in top
         assert page.locator("#partition-heat tbody tr").count() >= 2
+        insights = page.locator('#key-insights .insights-target[data-target="Table"]')
+        assert "PK=COUNTER#views" in insights.locator('[data-rule="PKC"] tbody tr').first.inner_text()
+        assert "SK=TOTAL" in insights.locator('[data-rule="SKC"] tbody tr').first.inner_text()
+        page.select_option("#insights-window", "60m")
+        assert "PK=COUNTER#views" in insights.locator('[data-rule="PKC"] tbody tr').first.inner_text()
         ui.shot("capacity")
     finally:
         embedded.admin("POST", "/_dynastore/throughput", {"Mode": "off"})
