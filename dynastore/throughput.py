@@ -225,6 +225,8 @@ class TableState:
     limits_second: int = -1
     targets: dict[str, Target] = field(default_factory=dict)
     """Partition-key value (as on the wire) -> its Target (see _table_target)."""
+    item_targets: dict[tuple[bytes | None, str], Target] = field(default_factory=dict)
+    """(partition key, sort-key value as on the wire) -> its Target (see _item_target)."""
     insights: dict[str, top_keys.KeyInsights] = field(default_factory=dict)
     """Windowed top keys of the table ("") and of each index (by name)."""
 
@@ -738,7 +740,28 @@ class Throughput:
         return target
 
     def _item_target(self, base: Target, key: dict[str, Any], write: bool, full_item: bool) -> Target:
-        """``base`` (a partition) with the item's full key and index keys."""
+        """``base`` (a partition) with the item's full key and index keys.
+        Without index keys to find, the result depends on the key alone and
+        is cached, as partition targets are (hot items repeat too)."""
+        state = base.state
+        schema = state.schema
+        cacheable = not (write and schema.indexes) and schema.sort_key is not None
+        if cacheable:
+            sort_value = key.get(schema.sort_key.name)  # type: ignore[union-attr]
+            text = sort_value.get(schema.sort_key.type) if isinstance(sort_value, dict) and len(sort_value) == 1 else None  # type: ignore[union-attr]
+            cache_key = (base.pk, text) if isinstance(text, str) else None
+            cached = state.item_targets.get(cache_key) if cache_key is not None else None
+            if cached is not None:
+                return cached
+            target = self._new_item_target(base, key, write, full_item)
+            if cache_key is not None and target is not base:
+                if len(state.item_targets) >= TARGET_CACHE_MAX:
+                    state.item_targets.clear()
+                state.item_targets[cache_key] = target
+            return target
+        return self._new_item_target(base, key, write, full_item)
+
+    def _new_item_target(self, base: Target, key: dict[str, Any], write: bool, full_item: bool) -> Target:
         state = base.state
         schema = state.schema
         item_ref: top_keys.KeyRef | None = None

@@ -7,18 +7,20 @@ the items that consume the most read and write capacity (PKC: partition key,
 SKC: partition and sort key) and the keys that are throttled most often (PKT,
 SKT: throttle events), at one-minute granularity. Here each rule is a
 ``WindowedTopKeys``: one bucket per minute of database time, each bucket a
-space-saving counter (Metwally, Agrawal, El Abbadi, 2005) holding at most
-``per_minute`` distinct keys, so memory never grows with the number of keys.
-While a minute sees no more distinct keys than the bound the counts are
-exact; past it, a new key replaces the smallest and inherits its count (an
-overestimate, never an underestimate, of any key still held), which keeps
-the heavy hitters -- the keys worth reporting -- in place.
+space-saving counter (after Metwally, Agrawal and El Abbadi, 2005) holding
+at most ``per_minute`` distinct keys, so memory never grows with the number
+of keys. While a minute sees fewer distinct keys than the bound the counts
+are exact; past it, the colder half is dropped and newcomers start from the
+largest count dropped (an overestimate, never an underestimate, of any key
+still held), which keeps the heavy hitters -- the keys worth reporting -- in
+place.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Hashable
+from operator import itemgetter
 from typing import Any
 
 from dynastore import limits
@@ -37,29 +39,40 @@ KeyRef = tuple[Hashable, Any]
 """(a key's identity -- its encoding --, the key as shown)."""
 
 
-class SpaceSaving:
-    """Counts per key, at most ``capacity`` keys: past it, the smallest count's
-    key is replaced by the new one, which starts from that count."""
+BY_COUNT = itemgetter(1)
 
-    __slots__ = ("capacity", "counts", "labels")
+
+class SpaceSaving:
+    """Counts per key in bounded memory: at ``capacity`` keys the smaller
+    half is dropped at once (one sort per ``capacity // 2`` new keys, not a
+    scan per key), and later newcomers start from the largest count dropped
+    -- so a held key's count is never an underestimate, and a key that keeps
+    coming back climbs past the ones that do not."""
+
+    __slots__ = ("capacity", "counts", "labels", "floor")
 
     def __init__(self, capacity: int) -> None:
-        self.capacity = max(1, capacity)
+        self.capacity = max(2, capacity)
         self.counts: dict[Hashable, float] = {}
         self.labels: dict[Hashable, Any] = {}
+        self.floor = 0.0
 
     def add(self, key: Hashable, label: Any, amount: float) -> None:
         counts = self.counts
         if key in counts:
             counts[key] += amount
             return
-        floor = 0.0
         if len(counts) >= self.capacity:
-            victim = min(counts, key=counts.__getitem__)
-            floor = counts.pop(victim)
-            del self.labels[victim]
-        counts[key] = floor + amount
+            self._prune()
+        self.counts[key] = self.floor + amount
         self.labels[key] = label
+
+    def _prune(self) -> None:
+        ranked = sorted(self.counts.items(), key=BY_COUNT, reverse=True)
+        keep = self.capacity // 2
+        self.floor = max(self.floor, ranked[keep][1])
+        self.counts = dict(ranked[:keep])
+        self.labels = {key: self.labels[key] for key in self.counts}
 
 
 class WindowedTopKeys:

@@ -17,14 +17,23 @@ def test_space_saving_is_exact_under_its_bound() -> None:
     assert counter.labels == {"a": "A", "b": "B", "c": "C"}
 
 
-def test_space_saving_replaces_the_smallest_and_keeps_the_heavy_hitter() -> None:
-    counter = SpaceSaving(3)
+def test_space_saving_drops_the_colder_half_and_keeps_the_heavy_hitter() -> None:
+    counter = SpaceSaving(4)
     counter.add("hot", "hot", 100.0)
     for i in range(150):  # a long tail of one-off keys does not push the hot key out
         counter.add(f"cold{i}", "cold", 1.0)
-    assert len(counter.counts) == 3
+    assert len(counter.counts) <= 4
     assert counter.counts["hot"] == 100.0
-    assert counter.counts["cold149"] == 75.0  # a newcomer inherits the smallest count, plus its own
+    assert counter.labels.keys() == counter.counts.keys()
+
+
+def test_space_saving_newcomers_start_from_the_largest_count_dropped() -> None:
+    counter = SpaceSaving(4)
+    for key, amount in (("a", 9.0), ("b", 7.0), ("c", 5.0), ("d", 3.0)):
+        counter.add(key, key, amount)
+    counter.add("e", "e", 1.0)  # full: c and d are dropped, e starts above c's 5
+    assert counter.counts == {"a": 9.0, "b": 7.0, "e": 6.0}
+    assert counter.floor == 5.0
 
 
 def test_windows_sum_minute_buckets_and_order_largest_first() -> None:
