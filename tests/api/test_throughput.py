@@ -477,3 +477,28 @@ def test_a_hot_gsi_key_throttles_queries_on_the_index(env: Any) -> None:
         pytest.fail("a hot GSI partition was not throttled for reads")
     assert reasons[0]["reason"] == "IndexReadKeyRangeThroughputExceeded"
     assert reasons[0]["resource"].endswith("/index/by-status")
+
+
+def test_a_hot_gsi_key_holds_back_batch_items_and_updates(env: Any) -> None:
+    client, database, _ = env
+    gsi_table(client, "orders")
+    bulk_put_status(database, "orders", ["active"] * 1000)
+    puts = [{"PutRequest": {"Item": {"pk": {"S": f"b{i}"}, "status": {"S": status}}}}
+            for i, status in enumerate(("active", "closed", "active"))]
+    response = client.batch_write_item(RequestItems={"orders": puts})
+    assert response["UnprocessedItems"]["orders"] == [puts[0], puts[2]]  # the hot GSI key's items
+    # UpdateItem finds the GSI key in the stored item: item-0 is in the hot GSI partition.
+    error = error_of(lambda: client.update_item(
+        TableName="orders", Key={"pk": {"S": "item-0"}}, UpdateExpression="SET n = :n",
+        ExpressionAttributeValues={":n": {"N": "1"}}))
+    assert error["Code"] == "ProvisionedThroughputExceededException"
+    try:
+        client.transact_write_items(TransactItems=[
+            {"Put": {"TableName": "orders", "Item": {"pk": {"S": "t1"}, "status": {"S": "active"}}}}])
+    except client.exceptions.TransactionCanceledException as cancelled:
+        assert cancelled.response["CancellationReasons"][0]["Code"] == "ProvisionedThroughputExceeded"
+    else:
+        pytest.fail("a transaction onto a hot GSI key was not cancelled")
+    _, metrics = handle_admin_metrics(database, "GET", "/_dynastore/metrics", None)
+    pkt = metrics["Tables"]["orders"]["ContributorInsights"]["Indexes"]["by-status"]["Rules"]["PKT"]["60m"]
+    assert pkt == [{"Key": {"status": {"S": "active"}}, "ThrottleEvents": 4.0}]
