@@ -1039,7 +1039,7 @@ class Throughput:
             "Partitions": partitions_report(state.partitions, state.partition_count, now),
             "TopKeys": [key_report(stats) for stats in ranked[:TOP_KEYS]],
             "TopThrottledKeys": [key_report(stats) for stats in throttled[:TOP_KEYS]],
-            "Hints": hot_key_hints(state, ranked),
+            "Hints": hot_key_hints(state, ranked) + gsi_key_hints(state, now),
             "ContributorInsights": contributor_insights_report(
                 state, self.database.tables.get(state.schema.name, state.schema), now
             ),
@@ -1166,6 +1166,33 @@ def hot_key_hints(state: TableState, ranked: list[KeyStats]) -> list[str]:
             "Requests were throttled by partition limits (3,000 RCU / 1,000 WCU per partition) "
             "while the table may be under its own limit: spread the traffic over more keys."
         )
+    return hints
+
+
+GSI_KEY_RANGE_REASONS = tuple(
+    rules.throttling_reason("Index", operation, rules.KEY_RANGE_EXCEEDED) for operation in ("Write", "Read")
+)
+
+
+def gsi_key_hints(state: TableState, now: float) -> list[str]:
+    """A GSI partition key that was throttled (the source documents' low-
+    cardinality GSI key: a status, a type, a date), named from the GSI's
+    most throttled keys of the last hour."""
+    if not any(state.throttles.get(reason) for reason in GSI_KEY_RANGE_REASONS):
+        return []
+    hints = []
+    longest = max(top_keys.REPORT_WINDOWS)
+    for name in state.indexes:
+        insights = state.insights.get(name)
+        ranked = insights.rules[top_keys.THROTTLED_PARTITION].top(longest, now, 1) if insights else []
+        if ranked:
+            key = orjson.dumps(ranked[0][0]).decode()
+            hints.append(
+                f"GSI {name}: its partition key {key} is hot -- its GSI partition (1,000 WCU / 3,000 RCU "
+                "per second) throttled requests, and GSI writes hold back the table's writes. A GSI key "
+                "with few distinct values (a status, a type, a date)? Add a suffix, or choose a key "
+                "with many values."
+            )
     return hints
 
 

@@ -441,6 +441,8 @@ def test_a_constant_gsi_key_throttles_base_table_writes_by_its_gsi_partition(env
     assert table["ThrottlesByReason"] == {"IndexWriteKeyRangeThroughputExceeded": 1}
     pkt = table["ContributorInsights"]["Indexes"]["by-status"]["Rules"]["PKT"]["1m"]
     assert pkt == [{"Key": {"status": {"S": "active"}}, "ThrottleEvents": 1.0}]
+    assert any(hint.startswith('GSI by-status: its partition key {"status":{"S":"active"}} is hot')
+               for hint in table["Hints"])
     clock.now += 1  # a second later the GSI partition has refilled
     client.put_item(TableName="orders", Item={"pk": {"S": "one-more"}, "status": {"S": "active"}})
 
