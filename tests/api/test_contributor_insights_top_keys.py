@@ -145,15 +145,18 @@ def test_keys_leave_the_windows_as_the_clock_moves(
     table = make_table()
     observed(table)
     client.put_item(TableName=table, Item={"pk": s("old"), "sk": s("1")})
-    assert metrics(endpoint, table)["ContributorInsights"]["Table"]["Rules"]["PKC"]["60m"]
-    status, body = admin(endpoint, "POST", "/_dynastore/clock", {"advance_seconds": 61 * 60})
+    assert metrics(endpoint, table)["ContributorInsights"]["Table"]["Rules"]["PKC"]["5m"]
+    status, body = admin(endpoint, "POST", "/_dynastore/clock", {"advance_seconds": 6 * 60})
     assert status == 200, body
     rules = metrics(endpoint, table)["ContributorInsights"]["Table"]["Rules"]
-    assert rules["PKC"]["60m"] == [] and rules["SKC"]["60m"] == []
+    assert rules["PKC"]["5m"] == [] and rules["SKC"]["5m"] == [] and rules["PKC"]["1m"] == []
+    assert rules["PKC"]["60m"] == [{"Key": {"pk": s("old")}, "ConsumedUnits": 1.0}]  # still within the hour
+    client.put_item(TableName=table, Item={"pk": s("new"), "sk": s("1")})
     client.put_item(TableName=table, Item={"pk": s("new"), "sk": s("1")})
     rules = metrics(endpoint, table)["ContributorInsights"]["Table"]["Rules"]
-    assert rules["PKC"]["5m"] == [{"Key": {"pk": s("new")}, "ConsumedUnits": 1.0}]
-    assert rules["PKC"]["60m"] == rules["PKC"]["5m"]
+    assert rules["PKC"]["5m"] == [{"Key": {"pk": s("new")}, "ConsumedUnits": 2.0}]
+    assert rules["PKC"]["60m"] == [{"Key": {"pk": s("new")}, "ConsumedUnits": 2.0},
+                                   {"Key": {"pk": s("old")}, "ConsumedUnits": 1.0}]
 
 
 def test_prometheus_text_has_the_top_keys_and_bounds_them(
