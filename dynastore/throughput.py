@@ -744,24 +744,24 @@ class Throughput:
         Without index keys to find, the result depends on the key alone and
         is cached, as partition targets are (hot items repeat too)."""
         state = base.state
-        schema = state.schema
-        cacheable = not (write and schema.indexes) and schema.sort_key is not None
-        if cacheable:
-            sort_value = key.get(schema.sort_key.name)  # type: ignore[union-attr]
-            text = sort_value.get(schema.sort_key.type) if isinstance(sort_value, dict) and len(sort_value) == 1 else None  # type: ignore[union-attr]
-            cache_key = (base.pk, text) if isinstance(text, str) else None
-            cached = state.item_targets.get(cache_key) if cache_key is not None else None
-            if cached is not None:
-                return cached
-            target = self._new_item_target(base, key, write, full_item)
-            if cache_key is not None and target is not base:
-                if len(state.item_targets) >= TARGET_CACHE_MAX:
-                    state.item_targets.clear()
-                state.item_targets[cache_key] = target
-            return target
-        return self._new_item_target(base, key, write, full_item)
+        sort_key = state.schema.sort_key
+        if sort_key is None or (write and state.schema.indexes):
+            return self._new_item_target(base, key, write, full_item)
+        value = key.get(sort_key.name)
+        text = value.get(sort_key.type) if isinstance(value, dict) and len(value) == 1 else None
+        if not isinstance(text, str):
+            return self._new_item_target(base, key, write, full_item)
+        cached = state.item_targets.get((base.pk, text))
+        if cached is None:
+            cached = self._new_item_target(base, key, write, full_item)
+            if len(state.item_targets) >= TARGET_CACHE_MAX:
+                state.item_targets.clear()
+            state.item_targets[(base.pk, text)] = cached
+        return cached
 
     def _new_item_target(self, base: Target, key: dict[str, Any], write: bool, full_item: bool) -> Target:
+        """The item's full key (encoded, and as shown) and its index keys (for
+        a write on a table with indexes: from the new item, or the stored one)."""
         state = base.state
         schema = state.schema
         item_ref: top_keys.KeyRef | None = None
