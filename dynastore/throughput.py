@@ -539,8 +539,23 @@ class Throughput:
             raise
         response, capacity = split_capacity(response, asked)
         if target is not None and capacity:
+            if operation == "UpdateItem" and not target.index_keys and target.state.schema.indexes:
+                target = self._created_item_target(target)
             self._charge_capacity(target, capacity[0], write, now)
         return response
+
+    def _created_item_target(self, target: Target) -> Target:
+        """An UpdateItem that created its item: the item's index keys, read
+        after the write (before it, there was nothing to read them from), so
+        its index units reach the index partitions and top keys."""
+        if target.pk is None:
+            return target
+        sk = target.item[0][1] if target.item is not None else b""  # type: ignore[index]
+        item = self._stored_item(target.state.schema, target.pk, sk)
+        if item is None:
+            return target
+        index_keys = self._index_keys(target.state, item)
+        return Target(target.state, target.pk, target.pk_hash, target.key, target.item, index_keys)
 
     # --- admission -------------------------------------------------------------------
     def _admits(self, target: Target, write: bool, now: float, index_name: str | None) -> bool:

@@ -504,3 +504,16 @@ def test_a_hot_gsi_key_holds_back_batch_items_and_updates(env: Any) -> None:
     _, metrics = handle_admin_metrics(database, "GET", "/_dynastore/metrics", None)
     pkt = metrics["Tables"]["orders"]["ContributorInsights"]["Indexes"]["by-status"]["Rules"]["PKT"]["60m"]
     assert pkt == [{"Key": {"status": {"S": "active"}}, "ThrottleEvents": 4.0}]
+
+
+def test_an_update_that_creates_an_item_charges_its_gsi_partition(env: Any) -> None:
+    client, database, _ = env
+    gsi_table(client, "orders")
+    for i in range(3):
+        client.update_item(TableName="orders", Key={"pk": {"S": f"new-{i}"}}, UpdateExpression="SET #s = :s",
+                           ExpressionAttributeNames={"#s": "status"}, ExpressionAttributeValues={":s": {"S": "open"}})
+    _, metrics = handle_admin_metrics(database, "GET", "/_dynastore/metrics", None)
+    index = metrics["Tables"]["orders"]["Indexes"]["by-status"]
+    assert [partition["WriteUnits"] for partition in index["Partitions"]] == [3.0]
+    pkc = metrics["Tables"]["orders"]["ContributorInsights"]["Indexes"]["by-status"]["Rules"]["PKC"]["60m"]
+    assert pkc == [{"Key": {"status": {"S": "open"}}, "ConsumedUnits": 3.0}]
