@@ -31,6 +31,19 @@ function heatBar(value, busiest, limit) {
     h("div", { class: "heat-fill", style: { width: `${Math.max(length * 100, value > 0 ? 2 : 0)}%` } }));
 }
 
+// One row per partition that saw traffic (of a table or a GSI).
+function heatTable(id, partitions) {
+  const busiestRead = Math.max(0, ...partitions.map((p) => p.ReadUnitsPerSecond || 0));
+  const busiestWrite = Math.max(0, ...partitions.map((p) => p.WriteUnitsPerSecond || 0));
+  return h("table", { class: "plain", id },
+    h("thead", {}, h("tr", {}, ["Partition", "Reads / s", "", "Writes / s", "", "Throttled"].map((label) => h("th", {}, label)))),
+    h("tbody", {}, partitions.map((partition) => h("tr", {},
+      h("td", { class: "num" }, String(partition.Partition)),
+      h("td", { class: "num" }, units(partition.ReadUnitsPerSecond)), h("td", {}, heatBar(partition.ReadUnitsPerSecond, busiestRead, partition.ReadLimit)),
+      h("td", { class: "num" }, units(partition.WriteUnitsPerSecond)), h("td", {}, heatBar(partition.WriteUnitsPerSecond, busiestWrite, partition.WriteLimit)),
+      h("td", { class: "num" }, String(partition.ThrottledRequests || 0))))));
+}
+
 // DynamoDB's Contributor Insights rules: partition key (PK) or partition and
 // sort key (SK), consumed units (C) or throttle events (T).
 const RULES = [
@@ -109,8 +122,6 @@ export async function renderCapacity(body, name) {
     return;
   }
   const partitions = table.Partitions || [];
-  const busiestRead = Math.max(0, ...partitions.map((p) => p.ReadUnitsPerSecond || 0));
-  const busiestWrite = Math.max(0, ...partitions.map((p) => p.WriteUnitsPerSecond || 0));
   const hints = table.Hints || [];
   body.append(
     h("div", { class: "card" }, h("h2", {}, `Capacity · ${data.Mode}`),
@@ -122,13 +133,11 @@ export async function renderCapacity(body, name) {
     hints.length ? h("div", { class: "card hints" }, h("h2", {}, "Key design hints"),
       h("ul", {}, hints.map((hint) => h("li", {}, typeof hint === "string" ? hint : hint.Message || JSON.stringify(hint))))) : "",
     h("div", { class: "card" }, h("h2", {}, `Partition heat (${partitions.length} active of ${table.PartitionCount})`),
-      h("table", { class: "plain", id: "partition-heat" },
-        h("thead", {}, h("tr", {}, ["Partition", "Reads / s", "", "Writes / s", "", "Throttled"].map((label) => h("th", {}, label)))),
-        h("tbody", {}, partitions.map((partition) => h("tr", {},
-          h("td", { class: "num" }, String(partition.Partition)),
-          h("td", { class: "num" }, units(partition.ReadUnitsPerSecond)), h("td", {}, heatBar(partition.ReadUnitsPerSecond, busiestRead, partition.ReadLimit)),
-          h("td", { class: "num" }, units(partition.WriteUnitsPerSecond)), h("td", {}, heatBar(partition.WriteUnitsPerSecond, busiestWrite, partition.WriteLimit)),
-          h("td", { class: "num" }, String(partition.ThrottledRequests || 0))))))),
+      heatTable("partition-heat", partitions)),
+    ...Object.entries(table.Indexes || {}).filter(([, index]) => (index.Partitions || []).length).map(([indexName, index]) =>
+      h("div", { class: "card" }, h("h2", {}, `GSI ${indexName}: partition heat (${index.Partitions.length} active of ${index.PartitionCount})`),
+        h("p", { class: "muted" }, "A GSI is partitioned by its own partition key; a hot GSI partition holds back the table's writes."),
+        heatTable(`index-heat-${indexName}`, index.Partitions))),
     table.ContributorInsights ? insightsCard(table.ContributorInsights) : "",
     h("div", { class: "card" }, h("h2", {}, "Top partition keys since counting started"),
       h("table", { class: "plain", id: "top-keys" },
