@@ -29,7 +29,10 @@ import orjson
 
 from dynastore import limits
 from dynastore.engine import throughput as rules
-from dynastore.engine.schema import TableSchema
+from dynastore.engine import top_keys
+from dynastore.engine.contributor_insights import settings as insights_settings
+from dynastore.engine.indexes import encode_component
+from dynastore.engine.schema import IndexDefinition, TableSchema
 from dynastore.errors import (
     DYNAMODB,
     ConditionalCheckFailedException,
@@ -142,11 +145,38 @@ class Resource:
 
 
 class Partition(Resource):
-    def __init__(self, arn: str, now: float) -> None:
+    """One partition of a table or a GSI: 3,000 read / 1,000 write units per
+    second, no burst, refused as KeyRangeThroughputExceeded."""
+
+    def __init__(self, arn: str, now: float, kind: str = "Table") -> None:
         limits = rules.Limits(
             rules.PARTITION_READ_UNITS, rules.PARTITION_WRITE_UNITS, 1.0, rules.KEY_RANGE_EXCEEDED
         )
-        super().__init__("Table", arn, limits, now)
+        super().__init__(kind, arn, limits, now)
+
+
+class IndexResource(Resource):
+    """A GSI: its own buckets, and its own partitions by the GSI's partition
+    key (sized like a table's), so a hot GSI key throttles -- and, for
+    writes, back-pressures the base table -- while the GSI is under its limit."""
+
+    def __init__(self, arn: str, limits: rules.Limits, now: float, partition_count: int) -> None:
+        super().__init__("Index", arn, limits, now)
+        self.partition_count = partition_count
+        self.partitions: dict[int, Partition] = {}
+
+    def partition(self, pk_hash: int, now: float) -> Partition:
+        number = rules.partition_of(pk_hash, self.partition_count)
+        found = self.partitions.get(number)
+        if found is None:
+            found = self.partitions[number] = Partition(self.arn, now, "Index")
+        return found
+
+    def resize(self, count: int) -> None:
+        """A split: new hash ranges, fresh partition buckets (never fewer)."""
+        if count > self.partition_count:
+            self.partition_count = count
+            self.partitions.clear()
 
 
 @dataclass
@@ -186,7 +216,7 @@ class KeyStats:
 class TableState:
     schema: TableSchema
     table: Resource
-    indexes: dict[str, Resource]
+    indexes: dict[str, IndexResource]
     partition_count: int
     partitions: dict[int, Partition] = field(default_factory=dict)
     keys: dict[bytes, KeyStats] = field(default_factory=dict)
@@ -195,6 +225,10 @@ class TableState:
     limits_second: int = -1
     targets: dict[str, Target] = field(default_factory=dict)
     """Partition-key value (as on the wire) -> its Target (see _table_target)."""
+    item_targets: dict[tuple[bytes | None, str], Target] = field(default_factory=dict)
+    """(partition key, sort-key value as on the wire) -> its Target (see _item_target)."""
+    insights: dict[str, top_keys.KeyInsights] = field(default_factory=dict)
+    """Windowed top keys of the table ("") and of each index (by name)."""
 
     @property
     def on_demand(self) -> bool:
@@ -215,6 +249,13 @@ class TableState:
                 self.keys = dict(ranked[len(ranked) // 2:])
             stats = self.keys[pk] = KeyStats(key)
         return stats
+
+    def key_insights(self, name: str, has_sort_key: bool) -> top_keys.KeyInsights:
+        """The top-key rules of the table ("") or one of its indexes."""
+        found = self.insights.get(name)
+        if found is None:
+            found = self.insights[name] = top_keys.KeyInsights(has_sort_key)
+        return found
 
 
 def table_limits(schema: TableSchema, table: Resource | None) -> rules.Limits:
@@ -241,6 +282,14 @@ def changed_at(definition: Any) -> float | None:
     """When a table's (or GSI's) provisioned throughput last changed."""
     times = [t for t in (definition.last_increase_time, definition.last_decrease_time) if t is not None]
     return max(times) if times else None
+
+
+def index_partitions(schema: TableSchema, index: IndexDefinition) -> int:
+    """A GSI's partitions for its own throughput, as a table's are: its
+    provisioned units (or, on demand, the table's warm throughput)."""
+    if schema.billing_mode == "PAY_PER_REQUEST":
+        return rules.partitions_for_throughput(schema.warm_read_units, schema.warm_write_units)
+    return rules.partitions_for_throughput(index.read_capacity_units, index.write_capacity_units)
 
 
 def throughput_partitions(schema: TableSchema) -> int:
@@ -290,14 +339,70 @@ def cancellation_reason(refusal: Refusal | None) -> dict[str, Any]:
     }
 
 
-@dataclass
+@dataclass(slots=True)
+class IndexKey:
+    """An item's (or a Query's) key in one secondary index: what the index's
+    partitions and top keys are charged by."""
+
+    name: str
+    resource: IndexResource | None  # None for an LSI (it shares the table's capacity)
+    pk_hash: int
+    partition: top_keys.KeyRef
+    item: top_keys.KeyRef | None  # partition+sort key, when the index has a sort key
+
+
+@dataclass(slots=True)
 class Target:
-    """One item a request touches: its table state and partition key."""
+    """One item a request touches: its table state and partition key; the
+    item's full key (``item``, tables with a sort key) and its keys in the
+    indexes the request reads or writes (``index_keys``)."""
 
     state: TableState
     pk: bytes | None
     pk_hash: int | None
     key: dict[str, Any] | None
+    item: top_keys.KeyRef | None = None
+    index_keys: tuple[IndexKey, ...] = ()
+
+
+def _components(attributes: tuple[Any, ...], item: dict[str, Any]) -> bytes | None:
+    """The key encoding of ``attributes`` in ``item``; None when one is missing."""
+    parts = []
+    for attribute in attributes:
+        value = item.get(attribute.name)
+        if not isinstance(value, dict) or attribute.type not in value or value[attribute.type] == "":
+            return None
+        parts.append(encode_component(attribute.type, value))
+    return b"".join(parts)
+
+
+def index_key(index: IndexDefinition, resource: IndexResource | None, item: dict[str, Any]) -> IndexKey | None:
+    """``item``'s key in ``index`` (None when the item is not in the index)."""
+    try:
+        pk = _components(index.partition_keys, item)
+        sort = _components(index.sort_keys, item) if index.sort_keys else b""
+    except Exception:  # noqa: BLE001 -- a malformed value: the handler reports it
+        return None
+    if pk is None or sort is None:
+        return None
+    partition_label = {attribute.name: item[attribute.name] for attribute in index.partition_keys}
+    full: top_keys.KeyRef | None = None
+    if index.sort_keys:
+        label = dict(partition_label)
+        label.update((attribute.name, item[attribute.name]) for attribute in index.sort_keys)
+        full = ((pk, sort), label)
+    return IndexKey(index.name, resource, partition_hash(pk), (pk, partition_label), full)
+
+
+def index_partition_key(
+    index: IndexDefinition, resource: IndexResource | None, values: tuple[Any, ...]
+) -> IndexKey | None:
+    """The key a Query on ``index`` reads: its partition-key values."""
+    item = {attribute.name: value for attribute, value in zip(index.partition_keys, values, strict=False)}
+    pk = _components(index.partition_keys, item)
+    if pk is None:
+        return None
+    return IndexKey(index.name, resource, partition_hash(pk), (pk, item), None)
 
 
 # --- the per-database model --------------------------------------------------------------
@@ -343,19 +448,32 @@ class Throughput:
             if resource is None:
                 arn = f"{schema.arn}/index/{index.name}"
                 born = min(now, schema.creation_time)
-                state.indexes[index.name] = Resource("Index", arn, index_limits(schema, index, None), born)
+                limits = index_limits(schema, index, None)
+                state.indexes[index.name] = IndexResource(arn, limits, born, index_partitions(schema, index))
             else:
                 resource.set_limits(index_limits(schema, index, resource), now, changed_at(index))
+                resource.resize(index_partitions(schema, index))
         for name in [name for name in state.indexes if schema.index(name) is None]:
             del state.indexes[name]
+        for name in [name for name in state.insights if name and schema.index(name) is None]:
+            del state.insights[name]
         count = max(state.partition_count, throughput_partitions(schema))
         if now - state.size_checked_at >= SIZE_RECHECK_SECONDS or state.size_checked_at == 0.0:
             state.size_checked_at = now
             _, size_bytes = self.database.table_statistics(schema)
             count = rules.partition_count(0, 0, size_bytes, count)
+            if state.indexes:
+                self._split_indexes_by_size(state, schema)
         if count != state.partition_count:
             state.partition_count = count
             state.partitions.clear()  # split: new hash ranges, fresh partition buckets
+
+    def _split_indexes_by_size(self, state: TableState, schema: TableSchema) -> None:
+        """A GSI splits when it outgrows 10 GB per partition, like its table."""
+        sizes = self.database.index_statistics(schema)
+        for name, resource in state.indexes.items():
+            size_bytes = sizes.get(name, (0, 0))[1]
+            resource.resize(rules.partition_count(0, 0, size_bytes, resource.partition_count))
 
     # --- dispatch ----------------------------------------------------------------------
     def run(self, operation: str, handler: Callable[..., Any], request: dict[str, Any]) -> Any:
@@ -421,8 +539,23 @@ class Throughput:
             raise
         response, capacity = split_capacity(response, asked)
         if target is not None and capacity:
+            if operation == "UpdateItem" and not target.index_keys and target.state.schema.indexes:
+                target = self._created_item_target(target)
             self._charge_capacity(target, capacity[0], write, now)
         return response
+
+    def _created_item_target(self, target: Target) -> Target:
+        """An UpdateItem that created its item: the item's index keys, read
+        after the write (before it, there was nothing to read them from), so
+        its index units reach the index partitions and top keys."""
+        if target.pk is None:
+            return target
+        sk = target.item[0][1] if target.item is not None else b""  # type: ignore[index]
+        item = self._stored_item(target.state.schema, target.pk, sk)
+        if item is None:
+            return target
+        index_keys = self._index_keys(target.state, item)
+        return Target(target.state, target.pk, target.pk_hash, target.key, target.item, index_keys)
 
     # --- admission -------------------------------------------------------------------
     def _admits(self, target: Target, write: bool, now: float, index_name: str | None) -> bool:
@@ -441,6 +574,11 @@ class Throughput:
         if write:
             for index in state.indexes.values():
                 if not index.write.admits(now):
+                    return False
+        for key in target.index_keys:
+            if key.resource is not None:
+                partition = key.resource.partition(key.pk_hash, now)
+                if not (partition.write if write else partition.read).admits(now):
                     return False
         return True
 
@@ -475,23 +613,43 @@ class Throughput:
         if write:
             for resource in state.indexes.values():
                 check(resource, resource.limits.limit_type)
+        for key in target.index_keys:  # the GSI partitions of the item's (or Query's) GSI keys
+            if key.resource is not None:
+                check(key.resource.partition(key.pk_hash, now), rules.KEY_RANGE_EXCEEDED)
         return refusals
 
     def _count_throttle(self, target: Target, refusals: list[Refusal]) -> None:
+        """Throttle counters; a throttle event for the table's key and for the
+        key of each index whose capacity refused (PKT/SKT)."""
         state = target.state
+        now = self.database.now()
         for refusal in refusals:
             refusal.resource.throttled += 1
             state.throttles[refusal.reason] = state.throttles.get(refusal.reason, 0) + 1
         if target.pk is not None and target.key is not None:
             state.key_stats(target.pk, target.key).throttled += 1
+            insights = state.key_insights("", state.schema.sort_key is not None)
+            insights.record(True, (target.pk, target.key), target.item, 1.0, now)
+        refused = {refusal.resource.arn for refusal in refusals if refusal.resource.kind == "Index"}
+        for key in target.index_keys:
+            if key.resource is not None and key.resource.arn in refused:
+                self._index_insights(state, key.name).record(True, key.partition, key.item, 1.0, now)
+
+    @staticmethod
+    def _index_insights(state: TableState, name: str) -> top_keys.KeyInsights:
+        index = state.schema.index(name)
+        return state.key_insights(name, index is not None and bool(index.sort_keys))
 
     # --- charging -------------------------------------------------------------------------
     def _charge_capacity(self, target: Target, capacity: dict[str, Any], write: bool, now: float, share: float = 1.0) -> None:
         """Charge one ConsumedCapacity (INDEXES shape): table and LSIs to the
         table and the partition, each GSI to its own buckets."""
         table_units = capacity.get("Table", {}).get("CapacityUnits", 0.0)
-        for per_index in (capacity.get("LocalSecondaryIndexes") or {}).values():
-            table_units += per_index.get("CapacityUnits", 0.0)
+        lsi_units = {
+            name: per_index.get("CapacityUnits", 0.0)
+            for name, per_index in (capacity.get("LocalSecondaryIndexes") or {}).items()
+        }
+        table_units += sum(lsi_units.values())
         gsi_units = {
             name: per_index.get("CapacityUnits", 0.0)
             for name, per_index in (capacity.get("GlobalSecondaryIndexes") or {}).items()
@@ -500,6 +658,8 @@ class Throughput:
             self._charge(target, 0.0, table_units * share, gsi_units, now, share)
         else:
             self._charge(target, table_units * share, 0.0, gsi_units, now, share, gsi_write=False)
+        if target.index_keys:
+            self._charge_index_keys(target, gsi_units, lsi_units, write, now, share)
 
     def _charge(
         self,
@@ -522,16 +682,50 @@ class Throughput:
                 stats = state.key_stats(target.pk, target.key)
                 stats.read_units += read
                 stats.write_units += write
+                insights = state.key_insights("", state.schema.sort_key is not None)
+                insights.record(False, (target.pk, target.key), target.item, read + write, now)
         for name, units in gsi_units.items():
             resource = state.indexes.get(name)
             if resource is not None and units:
                 scaled = units * share
                 resource.charge(0.0 if gsi_write else scaled, scaled if gsi_write else 0.0, now)
 
+    def _charge_index_keys(
+        self,
+        target: Target,
+        gsi_units: dict[str, float],
+        lsi_units: dict[str, float],
+        write: bool,
+        now: float,
+        share: float,
+    ) -> None:
+        """Each index's units to the index partition of the item's (or the
+        Query's) key in it, and to the index's top keys (PKC/SKC)."""
+        state = target.state
+        for key in target.index_keys:
+            units = (gsi_units.get(key.name) or lsi_units.get(key.name) or 0.0) * share
+            if not units:
+                continue
+            if key.resource is not None:
+                partition = key.resource.partition(key.pk_hash, now)
+                partition.charge(0.0 if write else units, units if write else 0.0, now)
+            self._index_insights(state, key.name).record(False, key.partition, key.item, units, now)
+
     # --- targets -------------------------------------------------------------------------
-    def _table_target(self, table_name: Any, key: Any) -> Target | None:
+    def _table_target(self, table_name: Any, key: Any, write: bool = False, full_item: bool = False) -> Target | None:
         """The table state and partition of a key (None when the request is
-        malformed: the handler then answers with DynamoDB's error)."""
+        malformed: the handler then answers with DynamoDB's error); with the
+        item's sort key, and for a write on a table with indexes, the item's
+        keys in its indexes (``full_item``: ``key`` is the whole new item)."""
+        base = self._partition_target(table_name, key)
+        if base is None or base.pk is None:
+            return base
+        schema = base.state.schema
+        if schema.sort_key is None and not (write and schema.indexes):
+            return base  # the common case: the cached target as it is
+        return self._item_target(base, key, write, full_item)
+
+    def _partition_target(self, table_name: Any, key: Any) -> Target | None:
         schema = self.database.tables.get(table_name) if isinstance(table_name, str) else None
         if schema is None:
             try:
@@ -560,15 +754,114 @@ class Throughput:
             state.targets[text] = target
         return target
 
+    def _item_target(self, base: Target, key: dict[str, Any], write: bool, full_item: bool) -> Target:
+        """``base`` (a partition) with the item's full key and index keys.
+        Without index keys to find, the result depends on the key alone and
+        is cached, as partition targets are (hot items repeat too)."""
+        state = base.state
+        sort_key = state.schema.sort_key
+        if sort_key is None or (write and state.schema.indexes):
+            return self._new_item_target(base, key, write, full_item)
+        value = key.get(sort_key.name)
+        text = value.get(sort_key.type) if isinstance(value, dict) and len(value) == 1 else None
+        if not isinstance(text, str):
+            return self._new_item_target(base, key, write, full_item)
+        cached = state.item_targets.get((base.pk, text))
+        if cached is None:
+            cached = self._new_item_target(base, key, write, full_item)
+            if len(state.item_targets) >= TARGET_CACHE_MAX:
+                state.item_targets.clear()
+            state.item_targets[(base.pk, text)] = cached
+        return cached
+
+    def _new_item_target(self, base: Target, key: dict[str, Any], write: bool, full_item: bool) -> Target:
+        """The item's full key (encoded, and as shown) and its index keys (for
+        a write on a table with indexes: from the new item, or the stored one)."""
+        state = base.state
+        schema = state.schema
+        item_ref: top_keys.KeyRef | None = None
+        sk = b""
+        if schema.sort_key is not None:
+            value = key.get(schema.sort_key.name)
+            try:
+                sk = encode_attribute(schema.sort_key.type, value)  # type: ignore[arg-type]
+            except Exception:  # noqa: BLE001 -- a bad key is the handler's to report
+                return base
+            label = dict(base.key or {})
+            label[schema.sort_key.name] = value
+            item_ref = ((base.pk, sk), label)
+        index_keys: tuple[IndexKey, ...] = ()
+        if write and schema.indexes and base.pk is not None:
+            item = key if full_item else self._stored_item(schema, base.pk, sk)
+            if item is not None:
+                index_keys = self._index_keys(state, item)
+        return Target(state, base.pk, base.pk_hash, base.key, item_ref, index_keys)
+
+    def _stored_item(self, schema: TableSchema, pk: bytes, sk: bytes) -> dict[str, Any] | None:
+        """The item a write replaces or deletes (its index keys decide which
+        index partitions the write lands on); read only for tables with indexes."""
+        row = self.database.storage.get(schema.table_id, pk, sk)
+        if row is None:
+            return None
+        item: dict[str, Any] = orjson.loads(row.item)
+        return item
+
+    @staticmethod
+    def _index_keys(state: TableState, item: dict[str, Any]) -> tuple[IndexKey, ...]:
+        found = []
+        for index in state.schema.indexes:
+            key = index_key(index, state.indexes.get(index.name), item)
+            if key is not None:
+                found.append(key)
+        return tuple(found)
+
     def _target(self, operation: str, request: dict[str, Any]) -> Target | None:
         table_name = request.get("TableName")
-        if operation in ("GetItem", "UpdateItem", "DeleteItem"):
+        if operation == "GetItem":
             return self._table_target(table_name, request.get("Key"))
+        if operation in ("UpdateItem", "DeleteItem"):
+            return self._table_target(table_name, request.get("Key"), write=True)
         if operation == "PutItem":
-            return self._table_target(table_name, request.get("Item"))
-        if operation == "Query" and request.get("IndexName") is None:
-            return self._table_target(table_name, self._query_partition(request))
+            return self._table_target(table_name, request.get("Item"), write=True, full_item=True)
+        if operation == "Query":
+            if request.get("IndexName") is None:
+                return self._table_target(table_name, self._query_partition(request))
+            return self._index_query_target(table_name, request)
         return self._table_target(table_name, None)
+
+    def _index_query_target(self, table_name: Any, request: dict[str, Any]) -> Target | None:
+        """A Query on an index: the index partition it reads (and, for an LSI,
+        whose partition key is the table's, the table partition too)."""
+        target = self._table_target(table_name, None)
+        if target is None:
+            return None
+        schema = target.state.schema
+        index = schema.index(request.get("IndexName"))  # type: ignore[arg-type]
+        values = self._index_query_partition(schema, index, request) if index is not None else None
+        if index is None or values is None:
+            return target
+        if not index.is_global:
+            target = self._table_target(table_name, {schema.partition_key.name: values[0]}) or target
+        key = index_partition_key(index, target.state.indexes.get(index.name), values)
+        if key is None:
+            return target
+        return Target(target.state, target.pk, target.pk_hash, target.key, None, (key,))
+
+    def _index_query_partition(
+        self, schema: TableSchema, index: IndexDefinition, request: dict[str, Any]
+    ) -> tuple[Any, ...] | None:
+        """The partition-key values of a Query on an index (from its key condition)."""
+        from dynastore.expressions import ExpressionContext
+        from dynastore.ops import query
+
+        try:
+            context = ExpressionContext(
+                request.get("ExpressionAttributeNames"), request.get("ExpressionAttributeValues")
+            )
+            values = query._index_key_range(schema, index, request, request.get("KeyConditionExpression"), context)[0]
+            return tuple(values)
+        except Exception:  # noqa: BLE001 -- the handler reports a bad condition
+            return None
 
     def _query_partition(self, request: dict[str, Any]) -> dict[str, Any] | None:
         """The partition-key value of a table Query (from its key condition)."""
@@ -599,7 +892,8 @@ class Throughput:
         for table_name, writes in request_items.items():
             for write in writes or []:
                 body = (write or {}).get("PutRequest") or (write or {}).get("DeleteRequest") or {}
-                target = self._table_target(table_name, body.get("Item", body.get("Key")))
+                full_item = "Item" in body
+                target = self._table_target(table_name, body.get("Item", body.get("Key")), True, full_item)
                 refusals = self._refusals(target, True, now, pending) if target is not None else []
                 if refusals:
                     self._count_throttle(target, refusals)  # type: ignore[arg-type]
@@ -629,6 +923,10 @@ class Throughput:
             buckets.append(partition.write if write else partition.read)
         if write:
             buckets.extend(resource.write for resource in target.state.indexes.values())
+        for key in target.index_keys:
+            if key.resource is not None:
+                partition = key.resource.partition(key.pk_hash, now)
+                buckets.append(partition.write if write else partition.read)
         for bucket in buckets:
             pending[id(bucket)] = pending.get(id(bucket), 0.0) + units
 
@@ -693,9 +991,11 @@ class Throughput:
         write = operation == "TransactWriteItems"
         targets: list[Target | None] = []
         for element in inner.get("TransactItems") or []:
-            action: Any = next(iter(element.values()), {}) if isinstance(element, dict) and element else {}
+            kind, action = next(iter(element.items()), ("", {})) if isinstance(element, dict) and element else ("", {})
             action = action if isinstance(action, dict) else {}
-            targets.append(self._table_target(action.get("TableName"), action.get("Key", action.get("Item"))))
+            changes = kind in ("Put", "Update", "Delete")
+            key = action.get("Key", action.get("Item"))
+            targets.append(self._table_target(action.get("TableName"), key, changes, kind == "Put"))
         refusals_by_action = [
             (self._refusals(target, write, now) if target is not None else []) for target in targets
         ]
@@ -744,22 +1044,107 @@ class Throughput:
     def table_metrics(self, state: TableState, now: float) -> dict[str, Any]:
         ranked = sorted(state.keys.values(), key=lambda s: s.read_units + s.write_units, reverse=True)
         throttled = sorted((s for s in state.keys.values() if s.throttled), key=lambda s: s.throttled, reverse=True)
-        width = rules.HASH_SPACE // state.partition_count
         return {
             "BillingMode": state.schema.billing_mode,
             "Enforced": self.enforced(state.schema.name),
             "PartitionCount": state.partition_count,
             **state.table.report(now),
             "ThrottlesByReason": dict(state.throttles),
-            "Indexes": {name: resource.report(now) for name, resource in state.indexes.items()},
-            "Partitions": [
-                {"Partition": number, "HashRange": [number * width, (number + 1) * width - 1], **partition.report(now)}
-                for number, partition in sorted(state.partitions.items())
-            ],
+            "Indexes": {name: index_report(resource, now) for name, resource in state.indexes.items()},
+            "Partitions": partitions_report(state.partitions, state.partition_count, now),
             "TopKeys": [key_report(stats) for stats in ranked[:TOP_KEYS]],
             "TopThrottledKeys": [key_report(stats) for stats in throttled[:TOP_KEYS]],
-            "Hints": hot_key_hints(state, ranked),
+            "Hints": hot_key_hints(state, ranked) + gsi_key_hints(state, now),
+            "ContributorInsights": contributor_insights_report(
+                state, self.database.tables.get(state.schema.name, state.schema), now
+            ),
         }
+
+
+def partitions_report(partitions: dict[int, Partition], count: int, now: float) -> list[dict[str, Any]]:
+    """The partitions that saw traffic, with their hash ranges."""
+    width = rules.HASH_SPACE // count
+    return [
+        {"Partition": number, "HashRange": [number * width, (number + 1) * width - 1], **partition.report(now)}
+        for number, partition in sorted(partitions.items())
+    ]
+
+
+def index_report(resource: IndexResource, now: float) -> dict[str, Any]:
+    return {
+        **resource.report(now),
+        "PartitionCount": resource.partition_count,
+        "Partitions": partitions_report(resource.partitions, resource.partition_count, now),
+    }
+
+
+WINDOW_LABELS = {minutes: f"{minutes}m" for minutes in top_keys.REPORT_WINDOWS}
+RULE_VALUE = {
+    top_keys.ACCESSED_PARTITION: "ConsumedUnits",
+    top_keys.ACCESSED_ITEM: "ConsumedUnits",
+    top_keys.THROTTLED_PARTITION: "ThrottleEvents",
+    top_keys.THROTTLED_ITEM: "ThrottleEvents",
+}
+
+
+def dynamodb_rules(schema: TableSchema, index: IndexDefinition | None) -> list[str]:
+    """The rules DynamoDB would publish for the table (or a GSI) now: none
+    unless Contributor Insights is ENABLED for it, only PKT/SKT in
+    THROTTLED_KEYS mode, SKC/SKT only with a sort key. LSIs have none."""
+    if index is not None and not index.is_global:
+        return []
+    setting = insights_settings(schema).get(index.name if index is not None else "")
+    if setting is None or setting.get("status") != "ENABLED":
+        return []
+    has_sort_key = bool(index.sort_keys) if index is not None else schema.sort_key is not None
+    kinds = [top_keys.ACCESSED_PARTITION, top_keys.THROTTLED_PARTITION]
+    if has_sort_key:
+        kinds += [top_keys.ACCESSED_ITEM, top_keys.THROTTLED_ITEM]
+    if setting.get("mode") == "THROTTLED_KEYS":
+        kinds = [kind for kind in kinds if kind.endswith("T")]
+    return kinds
+
+
+def target_report(
+    schema: TableSchema, index: IndexDefinition | None, insights: top_keys.KeyInsights | None, now: float
+) -> dict[str, Any]:
+    """The top keys of the table or one index: every rule, every window."""
+    has_sort_key = bool(index.sort_keys) if index is not None else schema.sort_key is not None
+    setting = insights_settings(schema).get(index.name if index is not None else "") or {}
+    figures = insights.report(now, TOP_KEYS) if insights is not None else {}
+    kinds = [top_keys.ACCESSED_PARTITION, top_keys.THROTTLED_PARTITION]
+    if has_sort_key:
+        kinds += [top_keys.ACCESSED_ITEM, top_keys.THROTTLED_ITEM]
+    rules_report = {
+        kind: {
+            WINDOW_LABELS[window]: [
+                {"Key": label, RULE_VALUE[kind]: value} for label, value in figures.get(kind, {}).get(window, [])
+            ]
+            for window in top_keys.REPORT_WINDOWS
+        }
+        for kind in kinds
+    }
+    answer: dict[str, Any] = {}
+    if index is not None:
+        answer["IndexType"] = "GSI" if index.is_global else "LSI"
+    answer.update({
+        "ContributorInsightsStatus": setting.get("status", "DISABLED"),
+        "ContributorInsightsMode": setting.get("mode") if setting.get("status") == "ENABLED" else None,
+        "DynamoDBRules": dynamodb_rules(schema, index),
+        "Rules": rules_report,
+    })
+    return answer
+
+
+def contributor_insights_report(state: TableState, schema: TableSchema, now: float) -> dict[str, Any]:
+    """Top keys per table and per index (GSI and LSI), per rule and window;
+    the settings as the table has them now (``schema``)."""
+    return {
+        "Windows": list(WINDOW_LABELS.values()),
+        "Table": target_report(schema, None, state.insights.get(""), now),
+        "Indexes": {index.name: target_report(schema, index, state.insights.get(index.name), now)
+                    for index in schema.indexes},
+    }
 
 
 DATE_LIKE = re.compile(r"^\d{4}-?\d{2}-?\d{2}([T ]\d{2}.*)?$")
@@ -796,6 +1181,33 @@ def hot_key_hints(state: TableState, ranked: list[KeyStats]) -> list[str]:
             "Requests were throttled by partition limits (3,000 RCU / 1,000 WCU per partition) "
             "while the table may be under its own limit: spread the traffic over more keys."
         )
+    return hints
+
+
+GSI_KEY_RANGE_REASONS = tuple(
+    rules.throttling_reason("Index", operation, rules.KEY_RANGE_EXCEEDED) for operation in ("Write", "Read")
+)
+
+
+def gsi_key_hints(state: TableState, now: float) -> list[str]:
+    """A GSI partition key that was throttled (the source documents' low-
+    cardinality GSI key: a status, a type, a date), named from the GSI's
+    most throttled keys of the last hour."""
+    if not any(state.throttles.get(reason) for reason in GSI_KEY_RANGE_REASONS):
+        return []
+    hints = []
+    longest = max(top_keys.REPORT_WINDOWS)
+    for name in state.indexes:
+        insights = state.insights.get(name)
+        ranked = insights.rules[top_keys.THROTTLED_PARTITION].top(longest, now, 1) if insights else []
+        if ranked:
+            key = orjson.dumps(ranked[0][0]).decode()
+            hints.append(
+                f"GSI {name}: its partition key {key} is hot -- its GSI partition (1,000 WCU / 3,000 RCU "
+                "per second) throttled requests, and GSI writes hold back the table's writes. A GSI key "
+                "with few distinct values (a status, a type, a date)? Add a suffix, or choose a key "
+                "with many values."
+            )
     return hints
 
 
@@ -960,6 +1372,8 @@ def prometheus_metrics(database: Database) -> bytes:
         "# TYPE dynastore_partitions gauge",
         "# TYPE dynastore_requests_total counter",
         "# TYPE dynastore_request_latency_seconds summary",
+        "# TYPE dynastore_top_key_consumed_units gauge",
+        "# TYPE dynastore_top_key_throttle_events gauge",
         _sample("dynastore_control_plane_throttled_requests_total", {}, meter.control_throttled),
     ]
     for operation, stats in sorted(meter.operations.items()):
@@ -971,15 +1385,46 @@ def prometheus_metrics(database: Database) -> bytes:
     for name, state in sorted(meter.tables.items()):
         if name not in database.tables:
             continue
-        lines.append(_sample("dynastore_partitions", {"table": name}, state.partition_count))
+        lines.append(_sample("dynastore_partitions", {"table": name, "index": ""}, state.partition_count))
         _resource_samples(lines, {"table": name, "index": "", "partition": ""}, state.table)
         for index_name, resource in sorted(state.indexes.items()):
             _resource_samples(lines, {"table": name, "index": index_name, "partition": ""}, resource)
         for number, partition in sorted(state.partitions.items()):
             _resource_samples(lines, {"table": name, "index": "", "partition": str(number)}, partition)
+        for resource_name, resource in sorted(state.indexes.items()):
+            _index_partition_samples(lines, name, resource_name, resource)
         ranked = sorted(state.keys.values(), key=lambda s: s.read_units + s.write_units, reverse=True)
         for stats in ranked[:TOP_KEYS]:
             labels = {"table": name, "key": orjson.dumps(stats.key).decode()}
             lines.append(_sample("dynastore_key_consumed_units_total", labels, stats.read_units + stats.write_units))
             lines.append(_sample("dynastore_key_throttled_requests_total", labels, stats.throttled))
+        _top_key_samples(lines, name, state, database.now())
     return ("\n".join(lines) + "\n").encode()
+
+
+def _index_partition_samples(lines: list[str], table: str, index: str, resource: IndexResource) -> None:
+    lines.append(_sample("dynastore_partitions", {"table": table, "index": index}, resource.partition_count))
+    for number, partition in sorted(resource.partitions.items()):
+        _resource_samples(lines, {"table": table, "index": index, "partition": str(number)}, partition)
+
+
+PROMETHEUS_TOP_KEYS = limits.THROUGHPUT_PROMETHEUS_TOP_KEYS
+"""Keys per rule and window in the Prometheus text: label cardinality stays bounded."""
+PROMETHEUS_RULE_METRIC = {
+    top_keys.ACCESSED_PARTITION: "dynastore_top_key_consumed_units",
+    top_keys.ACCESSED_ITEM: "dynastore_top_key_consumed_units",
+    top_keys.THROTTLED_PARTITION: "dynastore_top_key_throttle_events",
+    top_keys.THROTTLED_ITEM: "dynastore_top_key_throttle_events",
+}
+
+
+def _top_key_samples(lines: list[str], table: str, state: TableState, now: float) -> None:
+    """The top PROMETHEUS_TOP_KEYS keys of every rule and window, per table
+    ("" index) and index: gauges over the window, labelled by rule and key."""
+    for index_name, insights in sorted(state.insights.items()):
+        for kind, windows in insights.report(now, PROMETHEUS_TOP_KEYS).items():
+            for window, ranked in windows.items():
+                for label, value in ranked:
+                    labels = {"table": table, "index": index_name, "rule": kind, "window": WINDOW_LABELS[window],
+                              "key": orjson.dumps(label).decode()}
+                    lines.append(_sample(PROMETHEUS_RULE_METRIC[kind], labels, value))

@@ -386,3 +386,134 @@ def test_admin_routes_refuse_bad_requests(env: Any) -> None:
     assert handle_admin_metrics(database, "POST", "/_dynastore/throughput", b"{")[0] == 400
     assert handle_admin_metrics(database, "POST", "/_dynastore/throughput", b'{"Mode": "x"}')[0] == 400
     assert handle_admin_metrics(database, "GET", "/_dynastore/nothing", None)[0] == 404
+
+
+def gsi_table(client: Any, name: str, projection: str = "KEYS_ONLY") -> str:
+    """Table and GSI both far over a hot key's needs: 30,000 RCU and 20,000
+    WCU each (30 partitions), so only a GSI partition can throttle."""
+    client.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "status", "AttributeType": "S"},
+        ],
+        ProvisionedThroughput={"ReadCapacityUnits": 30_000, "WriteCapacityUnits": 20_000},
+        GlobalSecondaryIndexes=[{
+            "IndexName": "by-status",
+            "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": projection},
+            "ProvisionedThroughput": {"ReadCapacityUnits": 30_000, "WriteCapacityUnits": 20_000},
+        }],
+    )
+    return name
+
+
+def bulk_put_status(database: Any, table: str, statuses: Any) -> None:
+    for i, status in enumerate(statuses):
+        dispatch(database, "PutItem", {"TableName": table, "Item": {"pk": {"S": f"item-{i}"}, "status": {"S": status}}})
+
+
+def test_a_constant_gsi_key_throttles_base_table_writes_by_its_gsi_partition(env: Any) -> None:
+    client, database, clock = env
+    gsi_table(client, "orders")
+    bulk_put_status(database, "orders", ["active"] * 1000)  # 1,000 WCU/s on one GSI key
+    try:
+        client.put_item(TableName="orders", Item={"pk": {"S": "one-more"}, "status": {"S": "active"}})
+    except client.exceptions.ProvisionedThroughputExceededException as error:
+        reasons = error.response["ThrottlingReasons"]
+        message = error.response["Error"]["Message"]
+    else:
+        pytest.fail("a hot GSI key did not throttle")
+    assert reasons == [{"reason": "IndexWriteKeyRangeThroughputExceeded",
+                        "resource": reasons[0]["resource"]}]
+    assert reasons[0]["resource"].endswith(":table/orders/index/by-status")
+    assert "global secondary indexes" in message
+    # The table and its partitions are far under their limits: an item outside the GSI is written.
+    client.put_item(TableName="orders", Item={"pk": {"S": "no-status"}})
+    _, metrics = handle_admin_metrics(database, "GET", "/_dynastore/metrics", None)
+    table = metrics["Tables"]["orders"]
+    assert table["WriteUnits"] == 1001 and table["WriteLimit"] == 20_000
+    assert max(partition["WriteUnits"] for partition in table["Partitions"]) < 200
+    index = table["Indexes"]["by-status"]
+    assert index["PartitionCount"] == 30
+    assert [partition["ThrottledRequests"] for partition in index["Partitions"]] == [1]  # one hot partition
+    assert table["ThrottlesByReason"] == {"IndexWriteKeyRangeThroughputExceeded": 1}
+    pkt = table["ContributorInsights"]["Indexes"]["by-status"]["Rules"]["PKT"]["1m"]
+    assert pkt == [{"Key": {"status": {"S": "active"}}, "ThrottleEvents": 1.0}]
+    assert any(hint.startswith('GSI by-status: its partition key {"status":{"S":"active"}} is hot')
+               for hint in table["Hints"])
+    clock.now += 1  # a second later the GSI partition has refilled
+    client.put_item(TableName="orders", Item={"pk": {"S": "one-more"}, "status": {"S": "active"}})
+
+
+def test_sharding_the_gsi_key_over_ten_suffixes_is_not_throttled(env: Any) -> None:
+    client, database, _ = env
+    gsi_table(client, "orders")
+    bulk_put_status(database, "orders", [f"active#{i % 10}" for i in range(1500)])
+    for i in range(10):
+        client.put_item(TableName="orders", Item={"pk": {"S": f"x{i}"}, "status": {"S": f"active#{i}"}})
+    _, metrics = handle_admin_metrics(database, "GET", "/_dynastore/metrics", None)
+    assert metrics["Tables"]["orders"]["ThrottlesByReason"] == {}
+    assert len(metrics["Tables"]["orders"]["Indexes"]["by-status"]["Partitions"]) > 1  # spread
+
+
+def test_a_hot_gsi_key_throttles_queries_on_the_index(env: Any) -> None:
+    client, _, _ = env
+    gsi_table(client, "orders", projection="ALL")
+    big = "x" * (390 * 1024)  # 49 RCU per (eventually consistent) read of its GSI entry
+    client.put_item(TableName="orders", Item={"pk": {"S": "a"}, "status": {"S": "hot"}, "v": {"S": big}})
+
+    def query() -> Any:
+        return client.query(TableName="orders", IndexName="by-status", KeyConditionExpression="#s = :s",
+                            ExpressionAttributeNames={"#s": "status"},
+                            ExpressionAttributeValues={":s": {"S": "hot"}}, ProjectionExpression="pk")
+
+    for _ in range(62):  # 62 x 49 = 3,038 units: the GSI partition is in debt
+        assert query()["Count"] == 1
+    try:
+        query()
+    except client.exceptions.ProvisionedThroughputExceededException as error:
+        reasons = error.response["ThrottlingReasons"]
+    else:
+        pytest.fail("a hot GSI partition was not throttled for reads")
+    assert reasons[0]["reason"] == "IndexReadKeyRangeThroughputExceeded"
+    assert reasons[0]["resource"].endswith("/index/by-status")
+
+
+def test_a_hot_gsi_key_holds_back_batch_items_and_updates(env: Any) -> None:
+    client, database, _ = env
+    gsi_table(client, "orders")
+    bulk_put_status(database, "orders", ["active"] * 1000)
+    puts = [{"PutRequest": {"Item": {"pk": {"S": f"b{i}"}, "status": {"S": status}}}}
+            for i, status in enumerate(("active", "closed", "active"))]
+    response = client.batch_write_item(RequestItems={"orders": puts})
+    assert response["UnprocessedItems"]["orders"] == [puts[0], puts[2]]  # the hot GSI key's items
+    # UpdateItem finds the GSI key in the stored item: item-0 is in the hot GSI partition.
+    error = error_of(lambda: client.update_item(
+        TableName="orders", Key={"pk": {"S": "item-0"}}, UpdateExpression="SET n = :n",
+        ExpressionAttributeValues={":n": {"N": "1"}}))
+    assert error["Code"] == "ProvisionedThroughputExceededException"
+    try:
+        client.transact_write_items(TransactItems=[
+            {"Put": {"TableName": "orders", "Item": {"pk": {"S": "t1"}, "status": {"S": "active"}}}}])
+    except client.exceptions.TransactionCanceledException as cancelled:
+        assert cancelled.response["CancellationReasons"][0]["Code"] == "ProvisionedThroughputExceeded"
+    else:
+        pytest.fail("a transaction onto a hot GSI key was not cancelled")
+    _, metrics = handle_admin_metrics(database, "GET", "/_dynastore/metrics", None)
+    pkt = metrics["Tables"]["orders"]["ContributorInsights"]["Indexes"]["by-status"]["Rules"]["PKT"]["60m"]
+    assert pkt == [{"Key": {"status": {"S": "active"}}, "ThrottleEvents": 4.0}]
+
+
+def test_an_update_that_creates_an_item_charges_its_gsi_partition(env: Any) -> None:
+    client, database, _ = env
+    gsi_table(client, "orders")
+    for i in range(3):
+        client.update_item(TableName="orders", Key={"pk": {"S": f"new-{i}"}}, UpdateExpression="SET #s = :s",
+                           ExpressionAttributeNames={"#s": "status"}, ExpressionAttributeValues={":s": {"S": "open"}})
+    _, metrics = handle_admin_metrics(database, "GET", "/_dynastore/metrics", None)
+    index = metrics["Tables"]["orders"]["Indexes"]["by-status"]
+    assert [partition["WriteUnits"] for partition in index["Partitions"]] == [3.0]
+    pkc = metrics["Tables"]["orders"]["ContributorInsights"]["Indexes"]["by-status"]["Rules"]["PKC"]["60m"]
+    assert pkc == [{"Key": {"status": {"S": "open"}}, "ConsumedUnits": 3.0}]

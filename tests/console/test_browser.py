@@ -446,9 +446,38 @@ def test_capacity_page_shows_the_hot_key(ui: Console, seeded: Any, embedded: Any
         top = page.locator("#top-keys tbody tr").first.inner_text()
         assert "PK=COUNTER#views" in top and "20" in top
         assert page.locator("#partition-heat tbody tr").count() >= 2
+        insights = page.locator('#key-insights .insights-target[data-target="Table"]')
+        assert "PK=COUNTER#views" in insights.locator('[data-rule="PKC"] tbody tr').first.inner_text()
+        assert "SK=TOTAL" in insights.locator('[data-rule="SKC"] tbody tr').first.inner_text()
+        page.select_option("#insights-window", "60m")
+        assert "PK=COUNTER#views" in insights.locator('[data-rule="PKC"] tbody tr').first.inner_text()
         ui.shot("capacity")
     finally:
         embedded.admin("POST", "/_dynastore/throughput", {"Mode": "off"})
+
+
+def test_capacity_page_shows_gsi_partitions_and_index_top_keys(ui: Console, seeded: Any, embedded: Any) -> None:
+    seeded.create_table(
+        TableName="tickets", BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"},
+                              {"AttributeName": "state", "AttributeType": "S"}],
+        GlobalSecondaryIndexes=[{"IndexName": "by-state", "KeySchema": [{"AttributeName": "state", "KeyType": "HASH"}],
+                                 "Projection": {"ProjectionType": "KEYS_ONLY"}}])
+    embedded.admin("POST", "/_dynastore/throughput", {"Mode": "observe"})
+    try:
+        for number in range(12):  # a status as GSI key: few values, one of them hot
+            state = "OPEN" if number % 4 else "CLOSED"
+            seeded.put_item(TableName="tickets", Item={"id": {"S": f"T{number}"}, "state": {"S": state}})
+        page = ui.open("/t/tickets/capacity")
+        page.locator("#index-heat-by-state").wait_for()
+        assert page.locator("#index-heat-by-state tbody tr").count() >= 1
+        gsi = page.locator('#key-insights .insights-target[data-target="GSI by-state"]')
+        assert "state=OPEN" in gsi.locator('[data-rule="PKC"] tbody tr').first.inner_text()
+        assert gsi.locator('[data-rule="SKC"]').count() == 0  # the GSI has no sort key
+    finally:
+        embedded.admin("POST", "/_dynastore/throughput", {"Mode": "off"})
+        seeded.delete_table(TableName="tickets")
 
 
 # --- every page at both sizes, light and dark -------------------------------------------------------

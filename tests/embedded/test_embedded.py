@@ -180,6 +180,8 @@ def test_throughput_model_and_metrics_from_the_embedded_api() -> None:
         assert metrics["Mode"] == "enforce"
         assert metrics["Tables"]["hot"]["WriteUnits"] == 1.0
         assert metrics["Tables"]["hot"]["WriteLimit"] == 5.0
+        top = metrics["Tables"]["hot"]["ContributorInsights"]["Table"]["Rules"]["PKC"]["60m"]
+        assert top == [{"Key": {"pk": {"S": "k"}}, "ConsumedUnits": 1.0}]
     with dynastore.open() as db:
         assert db.database.throughput is None  # off by default: no cost
 
