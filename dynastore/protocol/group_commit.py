@@ -13,7 +13,9 @@ The rules that keep it correct:
 
 - A reply is written only after the COMMIT that made its request's writes
   durable, so "acknowledged" still means "survives kill -9". Reads in the
-  group wait too: they may have seen the group's uncommitted writes.
+  group wait too once the group has written anything (they may have seen
+  uncommitted writes); a reply produced before the group's first write saw
+  only committed data and leaves at once.
 - Each operation still runs alone and to completion on the loop (ADR 0000),
   and its own ``storage.transaction()`` blocks nest as SAVEPOINTs inside the
   group, so a failing operation undoes exactly its own writes.
@@ -72,7 +74,7 @@ class ReplySink(Protocol):
 class GroupCommit:
     """The open group of one server (at most one at a time)."""
 
-    __slots__ = ("_database", "_on_failure", "_block", "_held")
+    __slots__ = ("_database", "_on_failure", "_block", "_held", "_writes_before")
 
     def __init__(self, database: Database, on_failure: Callable[[BaseException], None]) -> None:
         self._database = database
@@ -80,6 +82,8 @@ class GroupCommit:
         """Called once a COMMIT failed, after the group's replies were sent."""
         self._block: AbstractContextManager[None] | None = None
         self._held: list[tuple[ReplySink, Reply, bool]] = []
+        self._writes_before = 0
+        """The store's write count when the group opened."""
 
     @property
     def is_open(self) -> bool:
@@ -88,13 +92,19 @@ class GroupCommit:
     def join(self) -> None:
         """Make sure a group is open for the request about to run."""
         if self._block is None:
-            block = self._database.storage.transaction()
+            storage = self._database.storage
+            self._writes_before = storage.write_count()
+            block = storage.transaction()
             block.__enter__()
             self._block = block
             asyncio.get_running_loop().call_soon(self.commit)
 
     def hold(self, sink: ReplySink, reply: Reply, keep_alive: bool) -> None:
-        """Keep ``reply`` until the group commits."""
+        """Keep ``reply`` until the group commits, or send it now if the group
+        has written nothing yet (so its request read only committed data)."""
+        if not self._held and self._database.storage.write_count() == self._writes_before:
+            sink.send(reply, keep_alive)
+            return
         self._held.append((sink, reply, keep_alive))
 
     def commit(self) -> None:

@@ -120,6 +120,12 @@ class Storage(ABC):
 
     # --- atomicity and lifecycle -----------------------------------------
     @abstractmethod
+    def write_count(self) -> int:
+        """How many writes this store has made since it opened: it only grows
+        (a write a rollback undid still counted). The server compares two
+        readings to tell whether a group of requests wrote anything (ADR 0002)."""
+
+    @abstractmethod
     def transaction(self) -> AbstractContextManager[None]:
         """All writes inside commit together or not at all. May be nested; only
         the outermost block commits."""

@@ -54,8 +54,11 @@ class MemoryStorage(Storage):
         self._tables: dict[int, _Table] = {}
         self._last_table_id = 0
         self._undo_log: list[Callable[[], None]] | None = None
+        self._writes = 0
 
     def _remember(self, undo: Callable[[], None]) -> None:
+        """Every write comes through here: count it, and log its undo inside a transaction."""
+        self._writes += 1
         if self._undo_log is not None:
             self._undo_log.append(undo)
 
@@ -210,6 +213,9 @@ class MemoryStorage(Storage):
         return len(rows), sum(row.size for row in rows.values())
 
     # --- atomicity and lifecycle -------------------------------------------------
+    def write_count(self) -> int:
+        return self._writes
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         outermost = self._undo_log is None

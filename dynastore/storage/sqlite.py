@@ -408,6 +408,9 @@ class SQLiteStorage(Storage):
         return statistics
 
     # --- atomicity and lifecycle -------------------------------------------------
+    def write_count(self) -> int:
+        return self._connection.total_changes  # rows inserted, updated or deleted
+
     def transaction(self) -> AbstractContextManager[None]:
         """All writes inside commit together; see ``_TransactionBlock``."""
         return _TransactionBlock(self)

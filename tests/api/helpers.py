@@ -11,6 +11,13 @@ from typing import Any
 
 import pytest
 
+SIGV4 = (
+    "AWS4-HMAC-SHA256 Credential=AKIDTEST/20261129/us-east-1/dynamodb/aws4_request, "
+    "SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=" + "0" * 64
+)
+"""A well-formed SigV4 Authorization header for raw HTTP requests (any
+signature is accepted; the header's shape is what DynamoDB checks first)."""
+
 
 def error_of(excinfo: pytest.ExceptionInfo[Any]) -> tuple[str, str]:
     """(error code, message) of a botocore ClientError."""

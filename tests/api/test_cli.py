@@ -19,12 +19,9 @@ import pytest
 
 from dynastore import __version__
 from tests.api.conftest import make_client
+from tests.api.helpers import SIGV4
 
 LISTEN_LINE = re.compile(r"^dynastore \S+ listening on http://127\.0\.0\.1:(\d+) \(data: (.+)\)$")
-SIGV4 = (
-    "AWS4-HMAC-SHA256 Credential=AKIDTEST/20261129/us-east-1/dynamodb/aws4_request, "
-    "SignedHeaders=host;x-amz-date;x-amz-target, Signature=" + "0" * 64
-)
 
 
 class RunningServer:

@@ -15,14 +15,10 @@ import threading
 from pathlib import Path
 
 from tests.api.conftest import make_client, start_server, stop_server
-from tests.api.helpers import kill_9_under_load
+from tests.api.helpers import SIGV4, kill_9_under_load
 
 WRITER_THREADS = 4
 LOAD_SECONDS = 1.0
-SIGV4 = (
-    "AWS4-HMAC-SHA256 Credential=AKIDTEST/20261129/us-east-1/dynamodb/aws4_request, "
-    "SignedHeaders=host;x-amz-date;x-amz-target, Signature=" + "0" * 64
-)
 PAYLOAD = "x" * 512
 
 

@@ -10,6 +10,8 @@ failed"), exactly as it would on a full disk.
 from __future__ import annotations
 
 import asyncio
+import json
+import socket
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -23,6 +25,7 @@ from dynastore.database import Database
 from dynastore.protocol.server import Server
 from dynastore.storage.sqlite import SQLiteStorage
 from tests.api.conftest import make_client
+from tests.api.helpers import SIGV4
 
 KEY_SCHEMA = [{"AttributeName": "pk", "KeyType": "HASH"}]
 DEFINITIONS = [{"AttributeName": "pk", "AttributeType": "S"}]
@@ -97,7 +100,12 @@ def test_writes_and_reads_of_a_group_are_answered_after_it_commits(served: LoopS
     client.update_item(TableName="grouped", Key={"pk": {"S": "a"}}, UpdateExpression="ADD n :one",
                        ExpressionAttributeValues={":one": {"N": "1"}})
     assert client.get_item(TableName="grouped", Key={"pk": {"S": "a"}})["Item"]["n"] == {"N": "2"}
-    assert not served.database.storage._connection.in_transaction  # type: ignore[attr-defined]
+    # The GetItem's group wrote nothing, so its reply left before the COMMIT;
+    # the COMMIT still ran in the same turn, ahead of anything queued after it.
+    in_transaction: list[bool] = []
+    connection = served.database.storage._connection  # type: ignore[attr-defined]
+    served.on_loop(lambda: in_transaction.append(connection.in_transaction))
+    assert in_transaction == [False]
 
 
 def test_a_failed_commit_answers_500_loses_nothing_acknowledged_and_stops_the_server(
@@ -128,3 +136,50 @@ def test_a_failed_commit_answers_500_loses_nothing_acknowledged_and_stops_the_se
         assert storage.get(table_id, encode_key_value("S", "doomed"), b"") is None
     finally:
         storage.close()
+
+
+def raw_request(target: str, body: dict[str, Any]) -> bytes:
+    payload = json.dumps(body).encode()
+    return (
+        f"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-amz-json-1.0\r\n"
+        f"X-Amz-Target: DynamoDB_20120810.{target}\r\nX-Amz-Date: 20261129T000000Z\r\n"
+        f"Authorization: {SIGV4}\r\nContent-Length: {len(payload)}\r\n\r\n"
+    ).encode() + payload
+
+
+def read_responses(sock: socket.socket, count: int) -> list[dict[str, Any]]:
+    """``count`` HTTP responses from ``sock``, bodies decoded, in arrival order."""
+    buffer = b""
+    bodies: list[dict[str, Any]] = []
+    while len(bodies) < count:
+        head_end = buffer.find(b"\r\n\r\n")
+        if head_end >= 0:
+            head = buffer[:head_end].decode()
+            length = int(head.lower().split("content-length: ")[1].split("\r\n")[0])
+            if len(buffer) >= head_end + 4 + length:
+                bodies.append(json.loads(buffer[head_end + 4: head_end + 4 + length]))
+                buffer = buffer[head_end + 4 + length:]
+                continue
+        chunk = sock.recv(65536)
+        assert chunk, "the server closed the connection"
+        buffer += chunk
+    return bodies
+
+
+@pytest.mark.parametrize("write_first", [True, False])
+def test_pipelined_reads_and_writes_in_one_group_answer_in_order(served: LoopServer, write_first: bool) -> None:
+    """Requests read in one turn form one group, whether the group's first
+    request reads (answered at once) or writes (held until COMMIT)."""
+    client = make_client(served.url)
+    client.create_table(TableName="grouped", KeySchema=KEY_SCHEMA, AttributeDefinitions=DEFINITIONS,
+                        BillingMode="PAY_PER_REQUEST")
+    client.put_item(TableName="grouped", Item={"pk": {"S": "k"}, "v": {"S": "old"}})
+    put = raw_request("PutItem", {"TableName": "grouped", "Item": {"pk": {"S": "k"}, "v": {"S": "new"}}})
+    get = raw_request("GetItem", {"TableName": "grouped", "Key": {"pk": {"S": "k"}}})
+    host, port = served.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(put + get + get if write_first else get + put + get)
+        answers = read_responses(sock, 3)
+    seen = [answer["Item"]["v"]["S"] for answer in answers if "Item" in answer]
+    assert seen == (["new", "new"] if write_first else ["old", "new"])
+    assert client.get_item(TableName="grouped", Key={"pk": {"S": "k"}})["Item"]["v"] == {"S": "new"}

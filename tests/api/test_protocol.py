@@ -25,12 +25,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.api.conftest import free_port, make_client, stop_server, wait_for_port
+from tests.api.helpers import SIGV4
 
 JSON_1_0 = "application/x-amz-json-1.0"
-SIGV4 = (
-    "AWS4-HMAC-SHA256 Credential=AKIDTEST/20261129/us-east-1/dynamodb/aws4_request, "
-    "SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=" + "0" * 64
-)
 REQUEST_ID = re.compile(r"^[0-9A-Z]{52}$")
 BODY_LIMIT = 16 * 1024 * 1024
 

@@ -25,7 +25,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from tests.api.conftest import make_client, start_server, stop_server
-from tests.api.helpers import kill_9_under_load
+from tests.api.helpers import SIGV4, kill_9_under_load
 
 THREADS = 8
 TRANSFERS_PER_THREAD = 30
@@ -183,10 +183,6 @@ def test_stock_never_goes_negative(endpoint: str, client: Any, make_table: Any) 
 KILL_WRITERS = 4
 KILL_LOAD_SECONDS = 1.0
 ITEMS_PER_TRANSACTION = 4
-SIGV4 = (
-    "AWS4-HMAC-SHA256 Credential=AKIDTEST/20261129/us-east-1/dynamodb/aws4_request, "
-    "SignedHeaders=host;x-amz-date;x-amz-target, Signature=" + "0" * 64
-)
 
 
 def transaction_keys(writer: int, sequence: int) -> list[str]:
