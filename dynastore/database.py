@@ -119,7 +119,7 @@ class Database:
         # Transactions (issue 4): armed fault rules, ClientRequestTokens seen.
         self.faults = FaultRules()
         self.throughput: Any = None
-        """The throughput model (issue 7, dynastore/throughput.py); None while off."""
+        """The throughput model (issue 7, dynastore/throughput/); None while off."""
         self._transaction_tokens: Any = None
         index_ids: dict[str, int] = {}
         stream_records: list[TableRecord] = []
