@@ -28,7 +28,7 @@ from dynastore.engine.schema import (
     index_storage_name,
 )
 from dynastore.engine.streams import STREAM_EXTENSION, STREAM_STORAGE_MARKER
-from dynastore.engine.tables import table_name_from_identifier
+from dynastore.engine.table_arns import table_name_from_identifier
 from dynastore.errors import ItemCollectionSizeLimitExceededException, table_not_found
 from dynastore.faults import FaultRules
 from dynastore.storage.base import HASH_SPACE, Row, SortKeyRange, Storage, TableRecord
