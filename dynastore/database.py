@@ -28,7 +28,7 @@ from dynastore.engine.schema import (
     index_storage_name,
 )
 from dynastore.engine.streams import STREAM_EXTENSION, STREAM_STORAGE_MARKER
-from dynastore.engine.tables import table_name_from_identifier
+from dynastore.engine.table_arns import table_name_from_identifier
 from dynastore.errors import ItemCollectionSizeLimitExceededException, table_not_found
 from dynastore.faults import FaultRules
 from dynastore.storage.base import HASH_SPACE, Row, SortKeyRange, Storage, TableRecord
@@ -119,7 +119,7 @@ class Database:
         # Transactions (issue 4): armed fault rules, ClientRequestTokens seen.
         self.faults = FaultRules()
         self.throughput: Any = None
-        """The throughput model (issue 7, dynastore/throughput.py); None while off."""
+        """The throughput model (issue 7, dynastore/throughput/); None while off."""
         self._transaction_tokens: Any = None
         index_ids: dict[str, int] = {}
         stream_records: list[TableRecord] = []

@@ -40,7 +40,7 @@ from typing import Any
 import orjson
 
 from dynastore import limits
-from dynastore.engine.tables import table_name_from_identifier
+from dynastore.engine.table_arns import table_name_from_identifier
 from dynastore.errors import (
     DynamoDBError,
     InternalServerError,

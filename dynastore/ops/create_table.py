@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from dynastore.engine import tables
+from dynastore.engine import table_arns, table_creation, table_description, table_settings
 from dynastore.errors import ResourceInUseException
 from dynastore.streams_api.control import enable_on_create
 
@@ -20,18 +20,18 @@ if TYPE_CHECKING:
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     # TableName may be the ARN the new table will have.
-    name = tables.new_table_name(request.get("TableName", ""))
-    schema = tables.build_table_schema(
+    name = table_arns.new_table_name(request.get("TableName", ""))
+    schema = table_creation.build_table_schema(
         {**request, "TableName": name},
         table_uuid=str(uuid.uuid4()),
         arn=database.table_arn(name),
         region=database.region,
         now=database.now(),
-        reserved=tables.reserved_capacity(database.tables.values()),
+        reserved=table_settings.reserved_capacity(database.tables.values()),
     )
     # DynamoDB validates the whole request before it looks for the name.
     if name in database.tables:
         raise ResourceInUseException(f"Table already exists: {name}")
     created = database.create_table(schema)
     created = enable_on_create(database, created, request)  # StreamSpecification (issue 5)
-    return {"TableDescription": tables.created_table_description(created, request)}
+    return {"TableDescription": table_description.created_table_description(created, request)}

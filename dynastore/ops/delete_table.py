@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dynastore.engine import tables
+from dynastore.engine import table_arns, table_description
 from dynastore.errors import ValidationException
 
 if TYPE_CHECKING:
@@ -21,13 +21,13 @@ PROTECTED_MESSAGE = (
 
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
-    schema = database.table(tables.table_name_from_identifier(request.get("TableName", "")))
+    schema = database.table(table_arns.table_name_from_identifier(request.get("TableName", "")))
     if schema.deletion_protection:
         raise ValidationException(PROTECTED_MESSAGE)
     item_count, size_bytes = database.table_statistics(schema)
     index_statistics = database.index_statistics(schema)
     database.drop_table(schema.name)
-    description = tables.deleted_table_description(
+    description = table_description.deleted_table_description(
         schema,
         item_count=item_count,
         size_bytes=size_bytes,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dynastore.engine import tables
+from dynastore.engine import table_arns, table_tags
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -12,9 +12,9 @@ if TYPE_CHECKING:
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     arn = request.get("ResourceArn")
-    name = tables.table_name_from_arn(arn, database.region, database.account_id)
+    name = table_arns.table_name_from_arn(arn, database.region, database.account_id)
     schema = database.tables.get(name)
     if schema is None:
-        raise tables.resource_arn_not_found(arn)
+        raise table_arns.resource_arn_not_found(arn)
     # NextToken is accepted and ignored: every tag fits in the first page.
-    return {"Tags": tables.tags_description(schema.tags)}
+    return {"Tags": table_tags.tags_description(schema.tags)}

@@ -12,7 +12,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from dynastore.engine import tables
+from dynastore.engine import (
+    global_index_updates,
+    table_arns,
+    table_description,
+    table_settings,
+    table_updates,
+)
 from dynastore.engine.schema import TableSchema
 from dynastore.streams_api import control as streams_control
 from dynastore.workers.backfill import start_backfill
@@ -25,18 +31,18 @@ UPDATING_MEMBERS = frozenset({"ProvisionedThroughput", "BillingMode", "TableClas
 
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
-    tables.check_throughput_bounds(request)
-    changes = tables.requested_changes(request)
-    tables.check_update_has_changes(request, changes)
-    tables.check_update_combination(request, changes)
-    tables.check_update_unsupported(request, changes)
-    tables.check_index_updates_shape(request)
-    schema = database.table(tables.table_name_from_identifier(request.get("TableName", "")))
+    table_settings.check_throughput_bounds(request)
+    changes = table_updates.requested_changes(request)
+    table_updates.check_update_has_changes(request, changes)
+    table_updates.check_update_combination(request, changes)
+    table_updates.check_update_unsupported(request, changes)
+    global_index_updates.check_index_updates_shape(request)
+    schema = database.table(table_arns.table_name_from_identifier(request.get("TableName", "")))
     now = database.now()
     updated = apply_changes(database, schema, request, changes, now)
     index_updates = None
     if "GlobalSecondaryIndexUpdates" in changes:
-        index_updates = tables.plan_index_updates(updated, request, updated.billing_mode, now)
+        index_updates = global_index_updates.plan_index_updates(updated, request, updated.billing_mode, now)
         updated = apply_index_updates(database, updated, request, index_updates)
     elif updated != schema:
         database.update_table(updated)
@@ -51,7 +57,7 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
 
 
 def apply_index_updates(
-    database: Database, schema: TableSchema, request: dict[str, Any], plan: tables.IndexUpdates
+    database: Database, schema: TableSchema, request: dict[str, Any], plan: global_index_updates.IndexUpdates
 ) -> TableSchema:
     """Create the new indexes' storage, drop the deleted ones', persist the table."""
     with database.storage.transaction():
@@ -62,7 +68,7 @@ def apply_index_updates(
         updated = replace(
             schema,
             indexes=indexes,
-            attribute_definitions=tables.definitions_in_use(schema, request, indexes),
+            attribute_definitions=global_index_updates.definitions_in_use(schema, request, indexes),
         )
         for index in plan.deleted:
             database.storage.drop_table(index.storage_id)
@@ -71,7 +77,7 @@ def apply_index_updates(
 
 
 def describe_index_updates(
-    description: dict[str, Any], schema: TableSchema, plan: tables.IndexUpdates
+    description: dict[str, Any], schema: TableSchema, plan: global_index_updates.IndexUpdates
 ) -> None:
     """DynamoDB answers while the change is under way: the table UPDATING, a new
     index CREATING (not yet backfilling), a deleted one DELETING, an updated one
@@ -85,7 +91,7 @@ def describe_index_updates(
         elif entry["IndexName"] in plan.updated:
             entry["IndexStatus"] = "UPDATING"
     for index in plan.deleted:
-        entry = tables.index_description(schema, index, (0, 0))
+        entry = table_description.index_description(schema, index, (0, 0))
         entry["IndexStatus"] = "DELETING"
         listed.append(entry)
     if not listed:
@@ -99,16 +105,16 @@ def apply_changes(
     changes: set[str],
     now: float,
 ) -> TableSchema:
-    tables.check_stream_disable(schema, request)
-    billing_mode = tables.check_billing_update(schema, request)
+    table_updates.check_stream_disable(schema, request)
+    billing_mode = table_updates.check_billing_update(schema, request)
     updated = apply_capacity(database, schema, request, billing_mode, now)
     if "OnDemandThroughput" in changes:
-        members = tables.on_demand_limits(request, billing_mode, database.region, creating=False)
-        updated = tables.apply_on_demand_limits(updated, members)
+        members = table_settings.on_demand_limits(request, billing_mode, database.region, creating=False)
+        updated = table_updates.apply_on_demand_limits(updated, members)
     if "WarmThroughput" in changes:
-        updated = tables.apply_warm_throughput(updated, request["WarmThroughput"])
+        updated = table_updates.apply_warm_throughput(updated, request["WarmThroughput"])
     if "TableClass" in changes:
-        updated = tables.apply_table_class(updated, request["TableClass"], now)
+        updated = table_updates.apply_table_class(updated, request["TableClass"], now)
     if "DeletionProtectionEnabled" in changes:
         updated = replace(updated, deletion_protection=bool(request["DeletionProtectionEnabled"]))
     if "UpdateStreamEnabled" in changes:
@@ -124,21 +130,21 @@ def apply_capacity(
     now: float,
 ) -> TableSchema:
     """Billing-mode switches and provisioned-throughput changes."""
-    throughput = tables.present_throughput(request)
-    if billing_mode == tables.PAY_PER_REQUEST:
-        if schema.billing_mode == tables.PROVISIONED:
-            return tables.switch_to_on_demand(schema, now)
+    throughput = table_settings.present_throughput(request)
+    if billing_mode == table_settings.PAY_PER_REQUEST:
+        if schema.billing_mode == table_settings.PROVISIONED:
+            return table_updates.switch_to_on_demand(schema, now)
         return schema  # re-sending PAY_PER_REQUEST is accepted and changes nothing
     if throughput is None:
         return schema
     read, write = throughput
-    if schema.billing_mode == tables.PROVISIONED:
-        tables.check_throughput_changes(schema, read, write)
-    reserved = tables.reserved_capacity(database.tables.values(), excluding=schema.name)
-    tables.check_capacity_limits(read, write, database.region, reserved)
-    if schema.billing_mode == tables.PROVISIONED:
-        return tables.apply_provisioned_throughput(schema, read, write, now)
-    return tables.switch_to_provisioned(schema, read, write)
+    if schema.billing_mode == table_settings.PROVISIONED:
+        table_updates.check_throughput_changes(schema, read, write)
+    reserved = table_settings.reserved_capacity(database.tables.values(), excluding=schema.name)
+    table_settings.check_capacity_limits(read, write, database.region, reserved)
+    if schema.billing_mode == table_settings.PROVISIONED:
+        return table_updates.apply_provisioned_throughput(schema, read, write, now)
+    return table_updates.switch_to_provisioned(schema, read, write)
 
 
 def answer(
@@ -151,7 +157,7 @@ def answer(
     """The TableDescription UpdateTable returns: DynamoDB answers while the change
     is still being applied, so some members still show the old values."""
     item_count, size_bytes = database.table_statistics(after)
-    description = tables.table_description(
+    description = table_description.table_description(
         after,
         item_count=item_count,
         size_bytes=size_bytes,
@@ -167,7 +173,7 @@ def answer(
         throughput = description["ProvisionedThroughput"]
         throughput["ReadCapacityUnits"] = before.read_capacity_units
         throughput["WriteCapacityUnits"] = before.write_capacity_units
-        throughput["NumberOfDecreasesToday"] = tables.decreases_today(before, now)
+        throughput["NumberOfDecreasesToday"] = table_updates.decreases_today(before, now)
     if "WarmThroughput" in changes:
-        description["WarmThroughput"] = tables.warm_throughput_description(before, "UPDATING")
+        description["WarmThroughput"] = table_description.warm_throughput_description(before, "UPDATING")
     return description

@@ -1,4 +1,5 @@
-"""Pure control-plane rules (dynastore.engine.tables) on a manual clock."""
+"""Pure control-plane rules (dynastore.engine: table_creation, table_updates,
+table_description, table_arns, table_tags...) on a manual clock."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ from typing import Any
 import orjson
 import pytest
 
-from dynastore.engine import tables
+from dynastore.engine import (
+    table_arns,
+    table_creation,
+    table_description,
+    table_settings,
+    table_tags,
+    table_updates,
+    utc_calendar,
+)
 from dynastore.engine.schema import KeyAttribute, TableSchema
 from dynastore.errors import LimitExceededException, ResourceNotFoundException, ValidationException
 
@@ -46,7 +55,7 @@ def create_request(**extra: Any) -> dict[str, Any]:
 def build(
     request: dict[str, Any], now: float = NOON, reserved: tuple[int, int] = (0, 0)
 ) -> TableSchema:
-    return tables.build_table_schema(
+    return table_creation.build_table_schema(
         request, table_uuid="uuid", arn=ARN, region=REGION, now=now, reserved=reserved
     )
 
@@ -137,8 +146,8 @@ def test_reserved_capacity_counts_provisioned_tables_only() -> None:
     provisioned = build(create_request())
     other = replace(provisioned, name="other", read_capacity_units=3, write_capacity_units=4)
     on_demand = replace(provisioned, name="od", billing_mode="PAY_PER_REQUEST")
-    assert tables.reserved_capacity([provisioned, other, on_demand]) == (13, 14)
-    assert tables.reserved_capacity([provisioned, other], excluding="things") == (3, 4)
+    assert table_settings.reserved_capacity([provisioned, other, on_demand]) == (13, 14)
+    assert table_settings.reserved_capacity([provisioned, other], excluding="things") == (3, 4)
 
 
 def test_three_element_key_schema() -> None:
@@ -158,14 +167,14 @@ def test_three_element_key_schema() -> None:
 def test_created_description_leaves_out_later_members() -> None:
     request = create_request(BillingMode="PAY_PER_REQUEST")
     del request["ProvisionedThroughput"]
-    description = tables.created_table_description(build(request), request)
+    description = table_description.created_table_description(build(request), request)
     assert description["TableStatus"] == "CREATING"
     assert description["BillingModeSummary"] == {"BillingMode": "PAY_PER_REQUEST"}
     assert "WarmThroughput" not in description
 
 
 def test_deleted_description_is_reduced() -> None:
-    description = tables.deleted_table_description(
+    description = table_description.deleted_table_description(
         build(create_request()), item_count=3, size_bytes=9, now=NOON
     )
     assert description["TableStatus"] == "DELETING"
@@ -185,14 +194,14 @@ def test_deleted_description_is_reduced() -> None:
 
 
 def decrease(schema: TableSchema, units: int, now: float) -> TableSchema:
-    return tables.apply_provisioned_throughput(schema, units, units, now)
+    return table_updates.apply_provisioned_throughput(schema, units, units, now)
 
 
 def test_four_decreases_then_one_per_hour() -> None:
     schema = build(create_request())
     for step, units in enumerate((9, 8, 7, 6)):
         schema = decrease(schema, units, NOON + step)
-    assert tables.decreases_today(schema, NOON + 10) == 4
+    assert table_updates.decreases_today(schema, NOON + 10) == 4
     with pytest.raises(LimitExceededException) as excinfo:
         decrease(schema, 5, NOON + 3599)
     assert str(excinfo.value) == (
@@ -203,7 +212,7 @@ def test_four_decreases_then_one_per_hour() -> None:
         "made at Thursday, October 8, 2026 at 1:00:03 PM Coordinated Universal Time."
     )
     schema = decrease(schema, 5, NOON + 3 + 3600)
-    assert tables.decreases_today(schema, NOON + 3603) == 5
+    assert table_updates.decreases_today(schema, NOON + 3603) == 5
     with pytest.raises(LimitExceededException):
         decrease(schema, 4, NOON + 3603 + 60)
 
@@ -222,8 +231,8 @@ def test_decrease_count_resets_at_utc_midnight() -> None:
     late = moment("2026-10-08T23:59:00")
     schema = replace(build(create_request()), decreases_today=4, last_decrease_time=late)
     after_midnight = moment("2026-10-09T00:00:01")
-    assert tables.decreases_today(schema, after_midnight) == 0
-    assert tables.throughput_description(schema, after_midnight)["NumberOfDecreasesToday"] == 0
+    assert table_updates.decreases_today(schema, after_midnight) == 0
+    assert table_description.throughput_description(schema, after_midnight)["NumberOfDecreasesToday"] == 0
     assert decrease(schema, 5, after_midnight).decreases_today == 1
 
 
@@ -244,12 +253,12 @@ def test_spoken_time_matches_the_calendar(text: str) -> None:
         f"{value:%A}, {value:%B} {value.day}, {value.year} at {hour}:{value:%M}:{value:%S} "
         f"{'AM' if value.hour < 12 else 'PM'} Coordinated Universal Time"
     )
-    assert tables._spoken_time(moment(text)) == expected
+    assert utc_calendar.spoken_time(moment(text)) == expected
 
 
 def test_increase_is_never_limited_and_raises_warm() -> None:
     schema = replace(build(create_request()), decreases_today=9, last_decrease_time=NOON)
-    raised = tables.apply_provisioned_throughput(schema, 20, 30, NOON + 1)
+    raised = table_updates.apply_provisioned_throughput(schema, 20, 30, NOON + 1)
     assert raised.last_increase_time == NOON + 1
     assert (raised.warm_read_units, raised.warm_write_units) == (20, 30)
     lowered = decrease(raised, 10, moment("2026-10-09T00:00:00"))
@@ -257,10 +266,10 @@ def test_increase_is_never_limited_and_raises_warm() -> None:
 
 
 def test_billing_switches_keep_warm_throughput() -> None:
-    schema = tables.switch_to_on_demand(build(create_request()), NOON)
+    schema = table_updates.switch_to_on_demand(build(create_request()), NOON)
     assert (schema.read_capacity_units, schema.warm_read_units) == (0, 12000)
     assert schema.billing_mode_last_update_time == NOON
-    back = tables.switch_to_provisioned(schema, 1, 1)
+    back = table_updates.switch_to_provisioned(schema, 1, 1)
     assert (back.billing_mode, back.warm_read_units, back.billing_mode_last_update_time) == (
         "PROVISIONED",
         12000,
@@ -286,14 +295,14 @@ def test_billing_switches_keep_warm_throughput() -> None:
     ],
 )
 def test_requested_changes(request_: dict[str, Any], changes: set[str]) -> None:
-    assert tables.requested_changes(request_) == changes
+    assert table_updates.requested_changes(request_) == changes
 
 
 def test_on_demand_limits_merge_and_clear() -> None:
     schema = replace(
         build(create_request()), on_demand_max_read_units=5, on_demand_max_write_units=6
     )
-    merged = tables.apply_on_demand_limits(
+    merged = table_updates.apply_on_demand_limits(
         schema, {"MaxReadRequestUnits": -1, "MaxWriteRequestUnits": 9}
     )
     assert (merged.on_demand_max_read_units, merged.on_demand_max_write_units) == (None, 9)
@@ -302,7 +311,7 @@ def test_on_demand_limits_merge_and_clear() -> None:
 def test_on_demand_limit_above_table_maximum() -> None:
     request = {"OnDemandThroughput": {"MaxReadRequestUnits": 40001}}
     with pytest.raises(LimitExceededException) as excinfo:
-        tables.on_demand_limits(request, "PAY_PER_REQUEST", REGION, creating=False)
+        table_settings.on_demand_limits(request, "PAY_PER_REQUEST", REGION, creating=False)
     assert str(excinfo.value) == (
         "Subscriber limit exceeded: Requested MaxReadRequestUnits for OnDemandThroughput for table "
         "exceeds TableMaxReadCapacityUnits of the account in region us-east-1"
@@ -313,8 +322,8 @@ def test_on_demand_limit_above_table_maximum() -> None:
 
 
 def test_table_name_from_identifier() -> None:
-    assert tables.table_name_from_identifier(ARN) == "things"
-    assert tables.table_name_from_identifier("things") == "things"
+    assert table_arns.table_name_from_identifier(ARN) == "things"
+    assert table_arns.table_name_from_identifier("things") == "things"
 
 
 @pytest.mark.parametrize(
@@ -352,20 +361,20 @@ def test_table_name_from_identifier() -> None:
 )
 def test_table_name_from_arn_refusals(arn: Any, error: type[Exception], message: str) -> None:
     with pytest.raises(error) as excinfo:
-        tables.table_name_from_arn(arn, REGION, ACCOUNT)
+        table_arns.table_name_from_arn(arn, REGION, ACCOUNT)
     assert message in str(excinfo.value)
 
 
 def test_table_name_from_arn() -> None:
-    assert tables.table_name_from_arn(ARN, REGION, ACCOUNT) == "things"
+    assert table_arns.table_name_from_arn(ARN, REGION, ACCOUNT) == "things"
 
 
 @pytest.mark.parametrize(
     "text", ["abc", "a b", "\u00e9t\u00e9", "\u8868", "+-=._:/@", "x\u00a0y", "٣"]
 )
 def test_tag_characters_accepted(text: str) -> None:
-    assert tables.check_tag_key(text) == text
-    assert tables.check_tag_value(text) == text
+    assert table_tags.check_tag_key(text) == text
+    assert table_tags.check_tag_value(text) == text
 
 
 @pytest.mark.parametrize(
@@ -373,29 +382,29 @@ def test_tag_characters_accepted(text: str) -> None:
 )
 def test_tag_characters_refused(text: str) -> None:
     with pytest.raises(ValidationException):
-        tables.check_tag_key(text)
+        table_tags.check_tag_key(text)
     with pytest.raises(ValidationException):
-        tables.check_tag_value(text)
+        table_tags.check_tag_value(text)
 
 
 def test_merge_tags_keeps_order_and_limit() -> None:
-    merged = tables.merge_tags((("a", "1"), ("b", "2")), (("b", "3"), ("c", "4")))
+    merged = table_tags.merge_tags((("a", "1"), ("b", "2")), (("b", "3"), ("c", "4")))
     assert merged == (("a", "1"), ("b", "3"), ("c", "4"))
     full = tuple((f"k{i}", "v") for i in range(50))
-    assert tables.merge_tags(full, (("k0", "w"),))[0] == ("k0", "w")
+    assert table_tags.merge_tags(full, (("k0", "w"),))[0] == ("k0", "w")
     with pytest.raises(ValidationException):
-        tables.merge_tags(full, (("new", "v"),))
+        table_tags.merge_tags(full, (("new", "v"),))
 
 
 def test_table_class_changes_per_thirty_days() -> None:
     schema = build(create_request())
-    schema = tables.apply_table_class(schema, "STANDARD_INFREQUENT_ACCESS", NOON)
-    schema = tables.apply_table_class(schema, "STANDARD", NOON + 60)
-    assert tables.apply_table_class(schema, "STANDARD", NOON + 120).table_class == "STANDARD"
+    schema = table_updates.apply_table_class(schema, "STANDARD_INFREQUENT_ACCESS", NOON)
+    schema = table_updates.apply_table_class(schema, "STANDARD", NOON + 60)
+    assert table_updates.apply_table_class(schema, "STANDARD", NOON + 120).table_class == "STANDARD"
     with pytest.raises(LimitExceededException):
-        tables.apply_table_class(schema, "STANDARD_INFREQUENT_ACCESS", NOON + 120)
+        table_updates.apply_table_class(schema, "STANDARD_INFREQUENT_ACCESS", NOON + 120)
     later = NOON + 30 * 86400 + 1
-    assert tables.apply_table_class(
+    assert table_updates.apply_table_class(
         schema, "STANDARD_INFREQUENT_ACCESS", later
     ).table_class_changes == (
         NOON + 60,

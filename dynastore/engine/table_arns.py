@@ -1,0 +1,70 @@
+"""Table names given as ARNs: DescribeTable/UpdateTable/DeleteTable's
+TableName, CreateTable's, and the ResourceArn of the tagging operations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dynastore import limits
+from dynastore.errors import ResourceNotFoundException, ValidationException, invalid_parameter
+
+
+def table_name_from_identifier(identifier: str) -> str:
+    """DescribeTable/UpdateTable/DeleteTable accept a table ARN as TableName."""
+    if identifier.startswith("arn:") and ":table/" in identifier:
+        return identifier.split(":table/", 1)[1].split("/", 1)[0]
+    return identifier
+
+
+def new_table_name(identifier: str) -> str:
+    """CreateTable's TableName, which may be given as the table's ARN."""
+    name = table_name_from_identifier(identifier)
+    if name != identifier and not _valid_table_name(name):
+        raise ValidationException(
+            f"1 validation error detected: Value '{name}' at 'tableName' failed to satisfy "
+            "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
+        )
+    return name
+
+
+def _invalid_table_arn(arn: str) -> ValidationException:
+    return ValidationException(f"Invalid TableArn: Invalid ResourceArn provided as input {arn}")
+
+
+def _valid_table_name(name: str) -> bool:
+    if not limits.TABLE_NAME_MIN_LENGTH <= len(name) <= limits.TABLE_NAME_MAX_LENGTH:
+        return False
+    return all(
+        character.isascii() and (character.isalnum() or character in "_.-") for character in name
+    )
+
+
+def table_name_from_arn(arn: Any, region: str, account_id: str) -> str:
+    """The table a tagging request's ResourceArn names, with DynamoDB's refusals."""
+    if arn is None:
+        raise ValidationException("Invalid TableArn")
+    if not arn.startswith("arn:"):
+        raise invalid_parameter(f"ARNs must start with 'arn:': {arn}")
+    parts = arn.split(":", 5)
+    if len(parts) < 6 or parts[2] != "dynamodb":
+        raise invalid_parameter(f"Provided Arn is not a DynamoDB resource arn: {arn}")
+    _, _, _, arn_region, arn_account, resource = parts
+    if arn_region != region or arn_account != account_id:
+        raise _invalid_table_arn(arn)
+    segments = resource.split("/")
+    if segments[0] != "table" or len(segments) < 2:
+        raise _invalid_table_arn(arn)
+    if len(segments) > 2 and segments[2] != "stream":
+        raise invalid_parameter(
+            "Invalid resource arn provided, only table or stream is accepted. "
+            f"Provided resource arn: {arn}"
+        )
+    if not _valid_table_name(segments[1]):
+        raise _invalid_table_arn(arn)
+    if len(segments) > 2:  # a stream: dynastore has none yet
+        raise resource_arn_not_found(arn)
+    return str(segments[1])
+
+
+def resource_arn_not_found(arn: Any) -> ResourceNotFoundException:
+    return ResourceNotFoundException(f"Requested resource not found: ResourceArn: {arn} not found")
