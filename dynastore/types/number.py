@@ -34,11 +34,11 @@ _SHORT_NORMAL_MAX_LENGTH = limits.NUMBER_MAX_SIGNIFICANT_DIGITS
 def is_short_normal(text: str) -> bool:
     """True when ``text`` is certainly an in-range number in normal form
     (the common case, checked without ``Decimal``); False means "look closer"."""
-    return (
-        len(text) <= _SHORT_NORMAL_MAX_LENGTH
-        and _SHORT_NORMAL_PATTERN.fullmatch(text) is not None
-        and text != "-0"
-    )
+    if len(text) > _SHORT_NORMAL_MAX_LENGTH:
+        return False
+    if text.isdigit() and text.isascii():  # a plain integer, the commonest number
+        return text[0] != "0" or len(text) == 1
+    return _SHORT_NORMAL_PATTERN.fullmatch(text) is not None and text != "-0"
 
 
 _NUMBER_PATTERN = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")

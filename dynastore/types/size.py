@@ -112,7 +112,10 @@ def item_size(item: dict[str, dict[str, Any]]) -> int:
     for name, value in item.items():
         ((type_key, inner),) = value.items()
         name_bytes = len(name) if name.isascii() else len(name.encode("utf-8"))
-        total += name_bytes + _SIZERS[type_key](inner)
+        if type_key == "S" and inner.isascii():  # the commonest value, without a call
+            total += name_bytes + len(inner)
+        else:
+            total += name_bytes + _SIZERS[type_key](inner)
     return total
 
 
