@@ -19,10 +19,11 @@ The rules that keep it correct:
 - Each operation still runs alone and to completion on the loop (ADR 0000),
   and its own ``storage.transaction()`` blocks nest as SAVEPOINTs inside the
   group, so a failing operation undoes exactly its own writes.
-- Only data-plane item operations join a group (``GROUPED_TARGETS``).
-  Anything else (control plane, Streams, admin, console) first commits the
-  open group, then runs in its own transaction as before, so the catalogue
-  never changes inside a group.
+- Only data-plane item operations sent as SDKs send them (``POST /`` with
+  one of ``GROUPED_TARGETS``) join a group. Anything else (control plane,
+  Streams, the admin API and the console, whatever their headers) first
+  commits the open group, then runs in its own transaction as before, so
+  the catalogue never changes inside a group.
 - The group commits at the next turn of the loop (``call_soon``), and before
   the server stops.
 - A COMMIT that fails (disk full, I/O error) leaves SQLite rolled back, but
@@ -84,10 +85,6 @@ class GroupCommit:
         self._held: list[tuple[ReplySink, Reply, bool]] = []
         self._writes_before = 0
         """The store's write count when the group opened."""
-
-    @property
-    def is_open(self) -> bool:
-        return self._block is not None
 
     def join(self) -> None:
         """Make sure a group is open for the request about to run."""

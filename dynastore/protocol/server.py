@@ -270,7 +270,7 @@ class HttpConnection(asyncio.Protocol):
         group = self.server.group
         if group is None:
             self.send(self._reply(method, url, headers, body), keep_alive)
-        elif method == b"POST" and headers.get(b"x-amz-target") in GROUPED_TARGETS:
+        elif method == b"POST" and url == b"/" and headers.get(b"x-amz-target") in GROUPED_TARGETS:
             group.join()
             group.hold(self, self._reply(method, url, headers, body), keep_alive)
         else:  # not an item operation: it runs after the open group commits
