@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Protocol
 import orjson
 
 from dynastore.errors import InternalServerError
+from dynastore.protocol.app import Reply
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -62,9 +63,6 @@ GROUPED_TARGETS = frozenset(
     b"DynamoDB_20120810." + operation.encode() for operation in GROUPED_OPERATIONS
 )
 """``X-Amz-Target`` values of the grouped operations."""
-
-Reply = tuple[int, bytes, bytes, bytes]
-
 
 class ReplySink(Protocol):
     """Where a held reply goes once its group has committed (a connection)."""
