@@ -24,6 +24,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 from dynastore.database import Database
 from dynastore.protocol.server import Server
 from dynastore.storage.sqlite import SQLiteStorage
+from dynastore.types.keys import encode_key_value
 from tests.api.conftest import make_client
 from tests.api.helpers import SIGV4
 
@@ -130,8 +131,6 @@ def test_a_failed_commit_answers_500_loses_nothing_acknowledged_and_stops_the_se
     storage = SQLiteStorage(tmp_path / "data")
     try:
         table_id = next(record.table_id for record in storage.load_tables() if record.name == "grouped")
-        from dynastore.types.keys import encode_key_value
-
         assert storage.get(table_id, encode_key_value("S", "kept"), b"") is not None
         assert storage.get(table_id, encode_key_value("S", "doomed"), b"") is None
     finally:
