@@ -23,6 +23,7 @@ from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
 import pytest
+from botocore.exceptions import ClientError
 
 from tests.api.conftest import free_port, make_client, stop_server, wait_for_port
 from tests.api.helpers import SIGV4
@@ -326,6 +327,19 @@ def test_gzip_bomb_is_refused(own_server: tuple[subprocess.Popen[bytes], tuple[s
     assert reply.status == 413
     assert reply.json()["__type"] == "com.amazon.coral.service#RequestEntityTooLargeException"
     assert_wire_headers(reply)
+
+
+def test_an_sdk_sending_an_oversized_request_gets_request_entity_too_large(
+    endpoint: str, make_table: Any
+) -> None:
+    """The refusal reaches an SDK that is still sending its body (the server
+    answers before reading it, then hangs up)."""
+    table = make_table(sk=None)
+    client = make_client(endpoint)
+    with pytest.raises(ClientError) as refused:
+        client.put_item(TableName=table, Item={"pk": {"S": "x"}, "d": {"S": "a" * (BODY_LIMIT + 1)}})
+    assert refused.value.response["Error"]["Code"] == "RequestEntityTooLargeException"
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 413
 
 
 def test_huge_content_length_is_refused_before_the_body_is_sent(
