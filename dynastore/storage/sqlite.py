@@ -18,13 +18,20 @@ Reads never keep a statement open between calls: an iterator fetches a bounded
 chunk with LIMIT, and the next chunk re-queries after the last key it returned.
 So a caller that abandons an iterator (Limit, 1 MB pages) holds no read
 transaction that would block a checkpoint.
+
+Checkpoints (copying the WAL back into the database file, with two fsyncs) run
+on a thread of their own with a connection of their own (``_Checkpointer``),
+so a request never waits for one; ADR 0001 has the measurements.
 """
 
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import sqlite3
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -32,6 +39,8 @@ from types import TracebackType
 
 from dynastore.storage.base import HASH_SPACE, Row, SortKeyRange, Storage, TableRecord
 from dynastore.types.keys import partition_hash
+
+logger = logging.getLogger("dynastore.storage")
 
 DATABASE_FILE_NAME = "dynastore.db"
 LOCK_FILE_NAME = "LOCK"
@@ -43,6 +52,13 @@ BUSY_TIMEOUT_MS = 5000
 operator's sqlite3 shell, a backup) before failing with "database is locked"."""
 WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024
 """After a checkpoint the WAL file is truncated back to at most this size."""
+CHECKPOINT_DELAY_SECONDS = 0.02
+"""The background checkpointer runs this long after a commit wakes it (so one
+checkpoint covers the commits of that window)."""
+FALLBACK_AUTOCHECKPOINT_PAGES = 10_000
+"""The serving connection checkpoints by itself (on the request path) only if
+the WAL reaches this many pages (~40 MiB): the background checkpointer fell
+behind, or the WAL never found a moment to restart."""
 PAGE_CACHE_KIB = 64 * 1024
 """SQLite's own page cache; the default 2 MiB halves random point-lookup speed."""
 STATEMENT_CACHE_SIZE = 256
@@ -202,9 +218,16 @@ class SQLiteStorage(Storage):
     """``directory=None``: a private in-memory database; otherwise the file
     ``directory/dynastore.db``, guarded by an exclusive lock on ``directory/LOCK``."""
 
-    def __init__(self, directory: Path | None) -> None:
+    def __init__(
+        self,
+        directory: Path | None,
+        checkpoint_delay_seconds: float | None = CHECKPOINT_DELAY_SECONDS,
+    ) -> None:
+        """``checkpoint_delay_seconds=None`` leaves checkpoints to SQLite's
+        automatic ones on this connection (tests that watch the WAL use it)."""
         self.directory = directory
         self._lock_fd: int | None = None
+        self._checkpointer: _Checkpointer | None = None
         self._depth = 0
         self._statistics_cache: dict[int, tuple[int, int]] = {}
         """(count, size) per table, valid until the table's next write: computing
@@ -229,6 +252,13 @@ class SQLiteStorage(Storage):
             raise
         try:
             self._configure(file_backed=directory is not None)
+            if directory is not None and checkpoint_delay_seconds is not None:
+                self._connection.execute(
+                    f"PRAGMA wal_autocheckpoint = {FALLBACK_AUTOCHECKPOINT_PAGES}"
+                )
+                self._checkpointer = _Checkpointer(
+                    directory / DATABASE_FILE_NAME, checkpoint_delay_seconds
+                )
         except BaseException:
             self.close()
             raise
@@ -239,13 +269,9 @@ class SQLiteStorage(Storage):
         execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         execute(f"PRAGMA cache_size = -{PAGE_CACHE_KIB}")
         if file_backed:
-            # One process owns the file (the flock on the data directory), so
-            # SQLite's own file locks only cost: in NORMAL locking mode every
-            # transaction takes and drops them with several fcntl calls (about
-            # a quarter of a PutItem's storage time here, ADR 0001). EXCLUSIVE,
-            # set before WAL is entered, holds them for the connection's life
-            # and keeps the WAL index in process memory instead of a -shm file.
-            execute("PRAGMA locking_mode = EXCLUSIVE")
+            # SQLite's default (NORMAL) locking: the background checkpointer
+            # needs a second connection, which EXCLUSIVE locking would shut
+            # out (ADR 0001 weighs the fcntl calls this costs per transaction).
             journal_mode = execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if journal_mode != "wal":
                 raise StorageError(
@@ -411,6 +437,11 @@ class SQLiteStorage(Storage):
     def write_count(self) -> int:
         return self._connection.total_changes  # rows inserted, updated or deleted
 
+    def _committed(self) -> None:
+        """A transaction committed: the WAL grew."""
+        if self._checkpointer is not None:
+            self._checkpointer.wake()
+
     def transaction(self) -> AbstractContextManager[None]:
         """All writes inside commit together; see ``_TransactionBlock``."""
         return _TransactionBlock(self)
@@ -430,6 +461,9 @@ class SQLiteStorage(Storage):
             connection.execute(f"RELEASE nested_{depth}")
 
     def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
+            self._checkpointer = None
         connection = getattr(self, "_connection", None)
         if connection is not None:
             connection.close()
@@ -482,8 +516,68 @@ class _TransactionBlock:
             except BaseException:
                 storage._rolled_back(depth)
                 raise
+            storage._committed()
             return
         storage._rolled_back(depth)
+
+
+class _Checkpointer:
+    """Checkpoints the WAL from a thread with its own connection.
+
+    A checkpoint copies committed pages from the WAL into the database file and
+    fsyncs both; run by the serving connection (SQLite's automatic checkpoint,
+    every 1,000 pages) it stalls every request queued behind it for tens of
+    milliseconds. Here it runs PASSIVE — it never blocks the writer, and the
+    writer never waits for it — while sqlite3 releases the GIL, so the copying
+    and the fsyncs use the other core. Durability is unchanged: a commit is
+    safe once it is in the WAL, checkpointed or not.
+
+    The serving connection wakes the thread after each commit; the thread
+    waits ``delay_seconds`` so that one checkpoint covers that window's
+    commits. An idle store leaves it asleep. The WAL restarts from its
+    beginning once a checkpoint has caught up with it; under a write load that
+    never pauses the serving connection's own automatic checkpoint, kept as a
+    fallback at FALLBACK_AUTOCHECKPOINT_PAGES, does it.
+    """
+
+    def __init__(self, database_path: Path, delay_seconds: float) -> None:
+        self._database_path = database_path
+        self._delay_seconds = delay_seconds
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread = threading.Thread(
+            target=self._run, name="dynastore-checkpointer", daemon=True
+        )
+        self._thread.start()
+
+    def wake(self) -> None:
+        if not self._wake.is_set():
+            self._wake.set()
+
+    def stop(self) -> None:
+        """Finish the checkpoint in progress (if any) and end the thread."""
+        self._stopping = True
+        self._wake.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        connection = sqlite3.connect(self._database_path, isolation_level=None)
+        try:
+            connection.execute("PRAGMA synchronous = NORMAL")
+            while True:
+                self._wake.wait()
+                if self._stopping:
+                    return
+                time.sleep(self._delay_seconds)
+                self._wake.clear()
+                try:
+                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                except sqlite3.Error as error:  # the serving connection's fallback covers it
+                    logger.warning("background checkpoint failed: %s", error)
+                if self._stopping:  # stop() during the sleep: its wake was cleared
+                    return
+        finally:
+            connection.close()
 
 
 def _acquire_lock(path: Path) -> int:

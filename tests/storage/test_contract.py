@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
+import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -618,8 +620,7 @@ def test_file_uses_wal_and_normal_sync(file_directory: Path) -> None:
 
 
 def count_items_from_outside(directory: Path) -> int:
-    """What another process sees in the file (only once the store is closed:
-    an open store holds SQLite's locks exclusively)."""
+    """What another process sees in the file: the committed rows."""
     raw = sqlite3.connect(directory / DATABASE_FILE_NAME)
     try:
         return int(raw.execute("SELECT count(*) FROM items").fetchone()[0])
@@ -627,47 +628,87 @@ def count_items_from_outside(directory: Path) -> int:
         raw.close()
 
 
-def wal_bytes(directory: Path) -> int:
-    wal = directory / (DATABASE_FILE_NAME + "-wal")
-    return wal.stat().st_size if wal.exists() else 0
-
-
 def test_only_the_outermost_block_commits(file_directory: Path) -> None:
-    """A commit appends the transaction's pages to the WAL; a nested block
-    that ends appends nothing."""
+    """Another connection sees nothing of a nested block that ended, and
+    everything once the outermost block commits."""
     store = SQLiteStorage(file_directory)
     try:
         table_id = store.create_table("t", b"{}")
-        before = wal_bytes(file_directory)
         with store.transaction():
             with store.transaction():
                 store.put(table_id, make_row(b"x"))
-            assert wal_bytes(file_directory) == before
-        assert wal_bytes(file_directory) > before
+            assert count_items_from_outside(file_directory) == 0
+        assert count_items_from_outside(file_directory) == 1
     finally:
         store.close()
     assert count_items_from_outside(file_directory) == 1
 
 
-def test_other_processes_cannot_open_the_file_while_the_store_is_open(file_directory: Path) -> None:
-    """SQLite's locks are held for the store's life (locking_mode EXCLUSIVE,
-    ADR 0001): another connection is refused rather than reading around us."""
+def test_other_processes_can_read_committed_rows_while_the_store_is_open(
+    file_directory: Path,
+) -> None:
+    """SQLite's default locking (ADR 0001): an operator's sqlite3 shell or a
+    backup reads the file while the server runs, seeing only what committed."""
     store = SQLiteStorage(file_directory)
     try:
-        store.create_table("t", b"{}")
-        with pytest.raises(sqlite3.OperationalError, match="locked"):
-            count_items_from_outside_now(file_directory)
+        table_id = store.create_table("t", b"{}")
+        store.put(table_id, make_row(b"committed"))
+        with store.transaction():
+            store.put(table_id, make_row(b"pending"))
+            assert count_items_from_outside(file_directory) == 1
+        assert count_items_from_outside(file_directory) == 2
     finally:
         store.close()
-    assert count_items_from_outside(file_directory) == 0
 
 
-def count_items_from_outside_now(directory: Path) -> int:
-    raw = sqlite3.connect(directory / DATABASE_FILE_NAME, timeout=0.05)
+def database_file_bytes(directory: Path) -> int:
+    return (directory / DATABASE_FILE_NAME).stat().st_size
+
+
+def write_rows_and_wait_for_the_database_file(
+    store: SQLiteStorage, directory: Path, seconds: float
+) -> tuple[int, int]:
+    """Commit ~100 pages (far below any automatic checkpoint), then wait up to
+    ``seconds`` for them to reach the database file; (bytes before, after)."""
+    table_id = store.create_table("t", b"{}")
+    before = database_file_bytes(directory)
+    with store.transaction():
+        for i in range(300):
+            store.put(table_id, make_row(b"p", i.to_bytes(2, "big"), b"v" * 1000))
+    deadline = time.monotonic() + seconds
+    while database_file_bytes(directory) <= before + 200_000 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return before, database_file_bytes(directory)
+
+
+def test_a_background_thread_checkpoints_after_a_commit(file_directory: Path) -> None:
+    """The serving connection never copies the WAL into the database file
+    below FALLBACK_AUTOCHECKPOINT_PAGES; the checkpointer thread does, soon
+    after the commit, while the store sits idle."""
+    store = SQLiteStorage(file_directory)
     try:
-        return int(raw.execute("SELECT count(*) FROM items").fetchone()[0])
+        before, after = write_rows_and_wait_for_the_database_file(store, file_directory, 10)
+        assert after > before + 200_000
+        assert any(thread.name == "dynastore-checkpointer" for thread in threading.enumerate())
     finally:
-        raw.close()
+        store.close()
+    assert not any(thread.name == "dynastore-checkpointer" for thread in threading.enumerate())
+
+
+def test_without_the_checkpointer_the_pages_stay_in_the_wal(file_directory: Path) -> None:
+    """The control for the test above: the same writes, no background thread."""
+    store = SQLiteStorage(file_directory, checkpoint_delay_seconds=None)
+    try:
+        before, after = write_rows_and_wait_for_the_database_file(store, file_directory, 0.5)
+        assert after == before
+        assert wal_bytes(file_directory) > 200_000
+    finally:
+        store.close()
+
+
+def wal_bytes(directory: Path) -> int:
+    wal = directory / (DATABASE_FILE_NAME + "-wal")
+    return wal.stat().st_size if wal.exists() else 0
 
 
 def test_a_failed_commit_rolls_back_and_leaves_the_store_usable(file_directory: Path) -> None:
@@ -695,7 +736,7 @@ def test_a_failed_commit_rolls_back_and_leaves_the_store_usable(file_directory: 
 
 
 def test_abandoned_iterators_block_neither_writers_nor_checkpoints(file_directory: Path) -> None:
-    store = SQLiteStorage(file_directory)
+    store = SQLiteStorage(file_directory, checkpoint_delay_seconds=None)  # this test checkpoints
     try:
         table_id = store.create_table("t", b"{}")
         with store.transaction():
