@@ -229,6 +229,8 @@ class SQLiteStorage(Storage):
         self._lock_fd: int | None = None
         self._checkpointer: _Checkpointer | None = None
         self._depth = 0
+        self._changes_at_begin = 0
+        """total_changes when the outermost transaction began (did it write?)."""
         self._statistics_cache: dict[int, tuple[int, int]] = {}
         """(count, size) per table, valid until the table's next write: computing
         them reads every item, and DescribeTable asks often."""
@@ -438,7 +440,7 @@ class SQLiteStorage(Storage):
         return self._connection.total_changes  # rows inserted, updated or deleted
 
     def _committed(self) -> None:
-        """A transaction committed: the WAL grew."""
+        """A transaction that wrote committed: the WAL grew."""
         if self._checkpointer is not None:
             self._checkpointer.wake()
 
@@ -492,6 +494,7 @@ class _TransactionBlock:
         depth = storage._depth
         if depth == 0:
             storage._connection.execute("BEGIN IMMEDIATE")
+            storage._changes_at_begin = storage._connection.total_changes
         else:
             storage._connection.execute(f"SAVEPOINT nested_{depth}")
         self._depth = depth
@@ -516,7 +519,8 @@ class _TransactionBlock:
             except BaseException:
                 storage._rolled_back(depth)
                 raise
-            storage._committed()
+            if connection.total_changes != storage._changes_at_begin:
+                storage._committed()
             return
         storage._rolled_back(depth)
 
