@@ -162,9 +162,15 @@ class Database:
     def open(cls, path: str | Path | None = None, **options: object) -> Database:
         """An embedded database: in memory when ``path`` is None, else the
         SQLite store in directory ``path`` (created if missing)."""
-        from dynastore.storage.sqlite import SQLiteStorage
+        storage: Storage
+        if path is None:
+            from dynastore.storage.memory import MemoryStorage
 
-        storage = SQLiteStorage(None if path is None else Path(path))
+            storage = MemoryStorage()
+        else:
+            from dynastore.storage.sqlite import SQLiteStorage
+
+            storage = SQLiteStorage(Path(path))
         return cls(storage, **options)  # type: ignore[arg-type]
 
     @property

@@ -1,8 +1,9 @@
 """Storage backends behind one interface (see base.py).
 
-``SQLiteStorage`` is the real store (one file per data directory, or in
-memory); ``MemoryStorage`` is a pure-Python reference the contract tests
-cross-check it against.
+``SQLiteStorage`` is the store of a data directory (one file); ``MemoryStorage``
+(dicts and sorted lists) is the in-memory store of ``--in-memory`` and
+``dynastore.open()``. The contract tests run every case against both and
+cross-check them on random operation sequences.
 """
 
 from dynastore.storage.base import HASH_SPACE, Row, SortKeyRange, Storage, TableRecord

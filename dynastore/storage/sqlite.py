@@ -38,6 +38,13 @@ from pathlib import Path
 from types import TracebackType
 
 from dynastore.storage.base import HASH_SPACE, Row, SortKeyRange, Storage, TableRecord
+from dynastore.storage.ranges import (
+    FIRST_CHUNK_ROWS,
+    MAX_CHUNK_ROWS,
+    Bound,
+    is_empty_range,
+    sort_key_bounds,
+)
 from dynastore.types.keys import partition_hash
 
 logger = logging.getLogger("dynastore.storage")
@@ -63,11 +70,6 @@ PAGE_CACHE_KIB = 64 * 1024
 """SQLite's own page cache; the default 2 MiB halves random point-lookup speed."""
 STATEMENT_CACHE_SIZE = 256
 """sqlite3 keeps this many prepared statements; our SQL strings are constant."""
-
-FIRST_CHUNK_ROWS = 32
-"""Rows a read iterator fetches first: small, since many reads stop early."""
-MAX_CHUNK_ROWS = 512
-"""Chunks double up to this bound, so long reads amortise the re-query."""
 
 _ROW_COLUMNS = "pk_hash, pk, sk, item, size"
 
@@ -114,10 +116,6 @@ _SCAN_AFTER = (
     " ORDER BY pk_hash, pk, sk LIMIT ?"
 )
 
-Bound = tuple[bytes, bool]
-"""(value, inclusive) of one end of a sort-key range."""
-
-
 def _query_sql(forward: bool, lower: str | None, upper: str | None) -> str:
     """One of the 18 constant Query statements: direction x lower op x upper op."""
     conditions = "table_id = ? AND pk_hash = ? AND pk = ?"
@@ -149,69 +147,12 @@ class UnsupportedSchemaVersion(StorageError):
     pass
 
 
-def prefix_successor(prefix: bytes) -> bytes | None:
-    """The smallest byte string greater than every string starting with
-    ``prefix``; None when there is none (empty prefix or all 0xFF bytes)."""
-    stripped = prefix.rstrip(b"\xff")
-    if not stripped:
-        return None
-    return stripped[:-1] + bytes([stripped[-1] + 1])
-
-
-def tighter_lower(a: Bound | None, b: Bound | None) -> Bound | None:
-    if a is None or b is None:
-        return a if b is None else b
-    if a[0] != b[0]:
-        return a if a[0] > b[0] else b
-    return (a[0], a[1] and b[1])
-
-
-def tighter_upper(a: Bound | None, b: Bound | None) -> Bound | None:
-    if a is None or b is None:
-        return a if b is None else b
-    if a[0] != b[0]:
-        return a if a[0] < b[0] else b
-    return (a[0], a[1] and b[1])
-
-
-def sort_key_bounds(
-    sort_range: SortKeyRange, forward: bool, exclusive_start_sk: bytes | None
-) -> tuple[Bound | None, Bound | None]:
-    """The (lower, upper) bounds that together express ``sort_range``, its
-    prefix and the exclusive start. Shared with the memory backend."""
-    lower: Bound | None = None
-    upper: Bound | None = None
-    if sort_range.low is not None:
-        lower = (sort_range.low, sort_range.low_inclusive)
-    if sort_range.high is not None:
-        upper = (sort_range.high, sort_range.high_inclusive)
-    if sort_range.prefix:
-        lower = tighter_lower(lower, (sort_range.prefix, True))
-        successor = prefix_successor(sort_range.prefix)
-        if successor is not None:
-            upper = tighter_upper(upper, (successor, False))
-    if exclusive_start_sk is not None:
-        if forward:
-            lower = tighter_lower(lower, (exclusive_start_sk, False))
-        else:
-            upper = tighter_upper(upper, (exclusive_start_sk, False))
-    return lower, upper
-
-
 def _lower_op(bound: Bound | None) -> str | None:
     return None if bound is None else (">=" if bound[1] else ">")
 
 
 def _upper_op(bound: Bound | None) -> str | None:
     return None if bound is None else ("<=" if bound[1] else "<")
-
-
-def _is_empty(lower: Bound | None, upper: Bound | None) -> bool:
-    if lower is None or upper is None:
-        return False
-    if lower[0] != upper[0]:
-        return lower[0] > upper[0]
-    return not (lower[1] and upper[1])
 
 
 class SQLiteStorage(Storage):
@@ -351,7 +292,7 @@ class SQLiteStorage(Storage):
         exclusive_start_sk: bytes | None = None,
     ) -> Iterator[Row]:
         lower, upper = sort_key_bounds(sort_range, forward, exclusive_start_sk)
-        if _is_empty(lower, upper):
+        if is_empty_range(lower, upper):
             return iter(())
         return self._query_chunks(table_id, pk, partition_hash(pk), lower, upper, forward)
 

@@ -31,7 +31,8 @@ from dynastore.storage import (
     Storage,
     UnsupportedSchemaVersion,
 )
-from dynastore.storage.sqlite import DATABASE_FILE_NAME, prefix_successor
+from dynastore.storage.ranges import prefix_successor
+from dynastore.storage.sqlite import DATABASE_FILE_NAME
 from dynastore.types.keys import partition_hash
 
 BACKENDS = ("memory", "sqlite-memory", "sqlite-file")
@@ -374,6 +375,29 @@ def test_scan_walks_pk_hash_pk_sk_order(storage: Storage) -> None:
     table_id = storage.create_table("t", b"{}")
     expected = populate_for_scan(storage, table_id)
     assert list(storage.scan(table_id, 0, HASH_SPACE)) == expected
+
+
+def test_scan_chunks_end_inside_partitions_and_survive_writes(storage: Storage) -> None:
+    """Partitions larger than a chunk (chunk boundaries fall inside them),
+    every row deleted as soon as it is read: the scan still returns each row
+    once, in order."""
+    table_id = storage.create_table("t", b"{}")
+    rows = [
+        make_row(b"pk-%d" % number, i.to_bytes(2, "big"))
+        for number in range(6)
+        for i in range(150 if number % 2 else 7)
+    ]
+    with storage.transaction():
+        for row in rows:
+            storage.put(table_id, row)
+    expected = sorted(rows, key=lambda row: (row.pk_hash, row.pk, row.sk))
+    seen = []
+    for row in storage.scan(table_id, 0, HASH_SPACE):
+        seen.append(row)
+        storage.delete(table_id, row.pk, row.sk)
+    assert seen == expected
+    assert storage.table_statistics(table_id) == (0, 0)
+    assert list(storage.scan(table_id, 0, HASH_SPACE)) == []
 
 
 def test_scan_breaks_hash_ties_by_pk_then_sk(storage: Storage) -> None:
