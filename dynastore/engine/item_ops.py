@@ -109,11 +109,15 @@ class ConditionFailed:
     old_item: Item | None
 
 
-def apply(plan: Plan, old_item: Item | None, now: float) -> Mutation | ConditionFailed:
+def apply(
+    plan: Plan, old_item: Item | None, now: float, old_size: int | None = None
+) -> Mutation | ConditionFailed:
     """Run ``plan`` against the current item (None when absent).
 
     ``now`` is the operation's time (epoch seconds), reserved for the
     time-dependent rules (TTL, streams) so that none of them reads a clock.
+    ``old_size``, the current item's size when the caller knows it (the
+    stored row's), lets an update measure only the attributes it touched.
     Raises ValidationException for an update that cannot apply to this item
     (wrong operand type, missing document path, item too large).
     """
@@ -125,10 +129,24 @@ def apply(plan: Plan, old_item: Item | None, now: float) -> Mutation | Condition
         return Mutation(old_item, None, 0)
     assert isinstance(plan, UpdatePlan)
     new_item = updated_item(plan, old_item)
-    size_bytes = item_size(new_item)
+    size_bytes = updated_size(plan, old_item, new_item, old_size)
     if size_bytes - item_size(plan.key) + plan.size_overhead > limits.ITEM_MAX_BYTES:
         raise ValidationException(MESSAGE_UPDATED_ITEM_TOO_LARGE)
     return Mutation(old_item, new_item, size_bytes)
+
+
+def updated_size(
+    plan: UpdatePlan, old_item: Item | None, new_item: Item, old_size: int | None
+) -> int:
+    """The size of ``new_item``. An item's size is a sum over its top-level
+    attributes, so when the old size is known only the attributes the update
+    wrote or removed are measured, not the whole item again."""
+    if old_size is None or old_item is None or plan.update is None:
+        return item_size(new_item)
+    names = plan.update.top_level_names
+    before = {name: old_item[name] for name in names if name in old_item}
+    after = {name: new_item[name] for name in names if name in new_item}
+    return old_size - item_size(before) + item_size(after)
 
 
 UPDATE_OVERHEAD_BYTES = limits.UPDATE_ITEM_OVERHEAD_BYTES

@@ -53,7 +53,7 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     row = database.storage.get(schema.table_id, pk, sk)
     old_item = item_of(row) if row is not None else None
     plan = UpdatePlan(key, update, condition, _size_overhead(update))
-    outcome = apply(plan, old_item, database.now())
+    outcome = apply(plan, old_item, database.now(), None if row is None else row.size)
     if isinstance(outcome, ConditionFailed):
         raise condition_failed(request, outcome, write_units(size_of(row)))
     assert outcome.new_item is not None

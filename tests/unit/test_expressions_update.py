@@ -6,8 +6,11 @@ from typing import Any
 
 import pytest
 
+from dynastore.engine.item_ops import Mutation, UpdatePlan
+from dynastore.engine.item_ops import apply as apply_plan
 from dynastore.errors import ValidationException
 from dynastore.expressions import ExpressionContext, compile_update
+from dynastore.types.size import item_size
 
 P = "Invalid UpdateExpression: "
 VALUES: dict[str, Any] = {
@@ -195,6 +198,21 @@ RESULTS = [
     ),
     ("set a = :v", {"k": s("key")}, {":v": n("1e3")}, {"k": s("key"), "a": n("1000")}),
 ]
+
+
+@pytest.mark.parametrize(("text", "item", "values", "expected"), RESULTS)
+def test_the_size_of_an_updated_item_is_measured_from_the_touched_attributes(
+    text: str, item: dict[str, Any], values: Any, expected: dict[str, Any]
+) -> None:
+    """UpdateItem sizes the new item from the stored size and the top-level
+    attributes the update touched; it must equal measuring the whole item."""
+    names = {"#k": "a.b"} if "#k" in text else None
+    old = {"untouched": {"SS": ["x", "yy"]}, "ünï": s("çödé"), **item}
+    plan = UpdatePlan(old, compile_update(text, ExpressionContext(names, values)))
+    outcome = apply_plan(plan, old, 0.0, item_size(old))
+    assert isinstance(outcome, Mutation) and outcome.new_item is not None
+    assert outcome.new_size == item_size(outcome.new_item)
+    assert outcome.new_item == {"untouched": {"SS": ["x", "yy"]}, "ünï": s("çödé"), **expected}
 
 
 @pytest.mark.parametrize(("text", "item", "values", "expected"), RESULTS)
