@@ -126,13 +126,17 @@ def decompress_gzip(body: bytes) -> bytes:
 
 
 def _has_credentials_fast(authorization: bytes | None, headers: dict[bytes, bytes]) -> bool:
-    """True for the common well-formed SigV4 header, skipping the full check."""
+    """True for the common well-formed SigV4 header, skipping the full check.
+
+    ``find`` rather than ``in``: CPython 3.11's ``bytes in bytes`` first tries
+    the operand as an integer and raises and clears a TypeError each time
+    (callgrind: ~3% of a GetItem's instructions for these three tests)."""
     return (
         authorization is not None
         and authorization.startswith(b"AWS4-")
-        and b"Credential=" in authorization
-        and b"Signature=" in authorization
-        and b"SignedHeaders=" in authorization
+        and authorization.find(b"Credential=") != -1
+        and authorization.find(b"Signature=") != -1
+        and authorization.find(b"SignedHeaders=") != -1
         and (b"x-amz-date" in headers or b"date" in headers)
     )
 
