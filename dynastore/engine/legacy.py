@@ -90,9 +90,9 @@ def check_no_mixing(
             "ExpressionAttributeNames can only be specified when using expressions"
         )
     value_expressions = [name for name in expressions if name != "ProjectionExpression"]
-    if values_given and value_expressions and not any(
-        name in used_expressions for name in value_expressions
-    ):
+    # isdisjoint, not any(generator): the generator any() abandons is closed
+    # by raising GeneratorExit into it, on every request that has values.
+    if values_given and value_expressions and set(value_expressions).isdisjoint(used_expressions):
         verb = "are" if len(value_expressions) > 1 else "is"
         raise ValidationException(
             "ExpressionAttributeValues can only be specified when using expressions: "

@@ -13,6 +13,7 @@ from typing import Any
 
 from dynastore import limits
 from dynastore.errors import ValidationException
+from dynastore.types.attribute_value import validate_attribute_value
 
 _NAME_KEY = re.compile(r"#[0-9A-Za-z_]+")
 _VALUE_KEY = re.compile(r":[0-9A-Za-z_]+")
@@ -128,8 +129,6 @@ def _checked_values(values: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
             raise ValidationException(
                 f'ExpressionAttributeValues contains invalid key: Syntax error; key: "{key}"'
             )
-    from dynastore.types.attribute_value import validate_attribute_value
-
     checked: dict[str, dict[str, Any]] | None = None
     try:
         for key, value in values.items():
@@ -145,8 +144,6 @@ def _checked_values(values: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
 
 def _raise_first_invalid_value(values: dict[str, dict[str, Any]]) -> None:
     """DynamoDB checks the values in its hash set's order; report that first one."""
-    from dynastore.types.attribute_value import validate_attribute_value
-
     for key in java_hash_set_order(list(values)):
         try:
             validate_attribute_value(values[key])
