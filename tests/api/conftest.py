@@ -5,10 +5,15 @@ transport (the ``[http]`` and ``[embedded]`` test ids):
 
 - ``http``: one server subprocess (``python -m dynastore serve --in-memory``
   on a free port) for the whole session, reached with a boto3 client;
-- ``embedded``: one ``dynastore.open()`` database; ``client`` is its
-  in-process boto3 client (no socket) and ``endpoint`` is ``db.serve()``, a
-  real HTTP server on the same database, so tests that mix both still see one
-  database.
+- ``embedded``: one ``dynastore.open(directory)`` database on a scratch data
+  directory; ``client`` is its in-process boto3 client (no socket) and
+  ``endpoint`` is ``db.serve()``, a real HTTP server on the same database, so
+  tests that mix both still see one database.
+
+The two transports also cover the two stores: ``http`` runs on the in-memory
+store (``storage/memory.py``), ``embedded`` on SQLite (``storage/sqlite.py``,
+the default store of ``dynastore serve``), so every black-box test runs
+against both.
 
 ``DYNASTORE_TEST_TRANSPORTS=http`` (or ``embedded``) runs one of them only.
 ``--endpoint URL`` runs the tests over HTTP against any DynamoDB-compatible
@@ -23,6 +28,7 @@ test the first time.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -119,11 +125,13 @@ def embedded_database(transport: str) -> Iterator[Any]:
         return
     import dynastore
 
-    database = dynastore.open()
+    directory = tempfile.mkdtemp(prefix="dynastore-api-")
+    database = dynastore.open(directory)
     try:
         yield database
     finally:
         database.close()
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -709,14 +709,16 @@ def test_a_background_thread_checkpoints_after_a_commit(file_directory: Path) ->
     """The serving connection never copies the WAL into the database file
     below FALLBACK_AUTOCHECKPOINT_PAGES; the checkpointer thread does, soon
     after the commit, while the store sits idle."""
+    threads_before = set(threading.enumerate())
     store = SQLiteStorage(file_directory)
+    (thread,) = set(threading.enumerate()) - threads_before  # the store's checkpointer
     try:
         before, after = write_rows_and_wait_for_the_database_file(store, file_directory, 10)
         assert after > before + 200_000
-        assert any(thread.name == "dynastore-checkpointer" for thread in threading.enumerate())
+        assert thread.name == "dynastore-checkpointer" and thread.is_alive()
     finally:
         store.close()
-    assert not any(thread.name == "dynastore-checkpointer" for thread in threading.enumerate())
+    assert not thread.is_alive()
 
 
 def test_without_the_checkpointer_the_pages_stay_in_the_wal(file_directory: Path) -> None:
