@@ -33,6 +33,7 @@ from dynastore.errors import (
 from dynastore.faults import handle_admin as handle_faults_admin
 from dynastore.ops import ALL_OPERATIONS, dispatch
 from dynastore.protocol.authorization import check_credentials_present
+from dynastore.protocol.http import APPLICATION_JSON, JSON_1_0, TEXT_PLAIN, Reply
 from dynastore.streams_api import dispatch_streams
 from dynastore.streams_api.triggers import ADMIN_TRIGGERS_PATH, handle_admin_triggers
 from dynastore.throughput import (
@@ -64,9 +65,6 @@ ADMIN_ROUTES: dict[bytes, AdminHandler] = {
     ADMIN_TRIGGERS_PATH.encode(): handle_admin_triggers,
 }
 
-JSON_1_0 = b"application/x-amz-json-1.0"
-APPLICATION_JSON = b"application/json"
-TEXT_PLAIN = b"text/plain"
 ACCEPTED_CONTENT_TYPES = (JSON_1_0, APPLICATION_JSON)
 
 #: ``X-Amz-Target`` header value -> operation name, for every DynamoDB operation.
@@ -77,11 +75,6 @@ _STREAMS_TARGET_PREFIX_BYTES = STREAMS_TARGET_PREFIX.encode()
 
 CORS_ALLOW_ANY_ORIGIN = b"Access-Control-Allow-Origin: *\r\n"
 CORS_MAX_AGE_SECONDS = 172800
-
-
-Reply = tuple[int, bytes, bytes, bytes]
-"""(status, content type, body, extra header lines each ending in CRLF).
-A plain tuple: it is built once per request on the hot path."""
 
 
 class RequestHandler(Protocol):

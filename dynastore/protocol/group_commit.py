@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Protocol
 import orjson
 
 from dynastore.errors import InternalServerError
-from dynastore.protocol.app import Reply
+from dynastore.protocol.http import Reply
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -63,6 +63,47 @@ GROUPED_TARGETS = frozenset(
     b"DynamoDB_20120810." + operation.encode() for operation in GROUPED_OPERATIONS
 )
 """``X-Amz-Target`` values of the grouped operations."""
+
+def is_grouped(method: bytes, url: bytes, headers: dict[bytes, bytes]) -> bool:
+    """True for a data-plane item operation sent as SDKs send them."""
+    return method == b"POST" and url == b"/" and headers.get(b"x-amz-target") in GROUPED_TARGETS
+
+
+def run_request(
+    group: GroupCommit | None,
+    handle: Callable[[bytes, bytes, dict[bytes, bytes], bytes], Reply],
+    sink: ReplySink,
+    method: bytes,
+    url: bytes,
+    headers: dict[bytes, bytes],
+    body: bytes,
+    keep_alive: bool,
+) -> None:
+    """Answer one request with ``handle`` and hand the reply to ``sink``: at
+    once without a group; inside the open group for an item operation (held
+    until its COMMIT when the group has written); after committing the open
+    group for anything else. A HEAD reply loses its body."""
+    if group is not None:
+        if is_grouped(method, url, headers):
+            group.join()
+            group.hold(sink, _reply(handle, method, url, headers, body), keep_alive)
+            return
+        group.commit()  # not an item operation: it runs after the open group commits
+    sink.send(_reply(handle, method, url, headers, body), keep_alive)
+
+
+def _reply(
+    handle: Callable[[bytes, bytes, dict[bytes, bytes], bytes], Reply],
+    method: bytes,
+    url: bytes,
+    headers: dict[bytes, bytes],
+    body: bytes,
+) -> Reply:
+    reply = handle(method, url, headers, body)
+    if method == b"HEAD":  # the same head as GET, but a HEAD reply has no body
+        return (reply[0], reply[1], b"", reply[3])
+    return reply
+
 
 class ReplySink(Protocol):
     """Where a held reply goes once its group has committed (a connection)."""

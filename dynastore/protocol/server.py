@@ -1,348 +1,38 @@
-"""The HTTP/1.1 server: a raw asyncio Protocol over httptools' parser.
+"""The single-process server: HTTP and the database on one event loop.
 
-Why no framework: on these machines a bare uvloop protocol server answers
-~100k requests/s where uvicorn with a raw ASGI app answers ~32k; dynastore's
-GetItem target (>= 15k/s, p50 <= 0.15 ms) leaves no room for a framework.
+Used by the embedded ``db.serve()`` (whose requests take the database's
+lock), by ``dynastore serve --single-process``, and by the tests of group
+commit. ``dynastore serve`` itself runs HTTP in a front process and the
+database here in the engine process (protocol/front.py, protocol/engine.py;
+ADR 0003); both servers answer through the same ``Application`` and group
+commit (``group_commit.run_request``).
 
-How a request flows: ``data_received`` feeds bytes to httptools, whose
-callbacks collect the URL, the headers and the body; on message complete the
-request is answered at once, synchronously, on the event-loop thread. Only
-one operation ever runs at a time, which is what makes each operation atomic
-(see dynastore.database). Responses therefore leave in request order, which
-is all HTTP pipelining needs.
-
-Bounds: header bytes (limits.HTTP_HEADER_MAX_BYTES), body bytes
-(limits.REQUEST_BODY_MAX_BYTES, checked from Content-Length before any body
-byte is read, and again while a chunked body streams in), and the requests
-queued while the client is not reading its responses
-(limits.HTTP_MAX_PIPELINED_REQUESTS): when the transport's write buffer is
-full the connection stops reading, and a client that keeps pipelining past
-the bound is disconnected. Connections are bounded too: at most
-MAX_CONNECTIONS at once, closed after IDLE_CONNECTION_SECONDS without a
-request or STALLED_REQUEST_SECONDS stuck in the middle of one.
+Each request is answered synchronously, on the event-loop thread, as soon as
+it is complete. Only one operation ever runs at a time, which is what makes
+each operation atomic (ADR 0000).
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import os
-import time
-from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
-import httptools
-import orjson
-
-from dynastore import limits
-from dynastore.errors import RequestEntityTooLargeException
-from dynastore.protocol.app import JSON_1_0, TEXT_PLAIN, Application, Reply, RequestHandler
-from dynastore.protocol.group_commit import GROUPED_TARGETS, GroupCommit
-
-try:  # ISA-L's CRC32 is about 3x faster than zlib's (1 MB: 0.3 ms instead of 1.2 ms)
-    from isal.isal_zlib import crc32  # type: ignore[import-not-found, unused-ignore]
-except ImportError:  # pragma: no cover - isal is an optional accelerator
-    from zlib import crc32
+from dynastore.protocol.app import Application, RequestHandler
+from dynastore.protocol.group_commit import GroupCommit, run_request
+from dynastore.protocol.http import (
+    IDLE_CONNECTION_SECONDS,
+    MAX_CONNECTIONS,
+    SHUTDOWN_GRACE_SECONDS,
+    STALLED_REQUEST_SECONDS,
+    HttpConnection,
+    HttpListener,
+)
 
 if TYPE_CHECKING:
     from dynastore.database import Database
 
-logger = logging.getLogger("dynastore.server")
 
-SHUTDOWN_GRACE_SECONDS = limits.HTTP_SHUTDOWN_GRACE_SECONDS
-"""How long a stopping server waits for connections to finish their request."""
-IDLE_CONNECTION_SECONDS = limits.HTTP_IDLE_CONNECTION_SECONDS
-"""A keep-alive connection with no request for this long is closed (clients
-reconnect transparently; the bound keeps abandoned sockets from piling up)."""
-STALLED_REQUEST_SECONDS = limits.HTTP_STALLED_REQUEST_SECONDS
-"""A request that has not progressed for this long (a client that sends half
-a request and stops) is dropped and its connection closed."""
-MAX_CONNECTIONS = limits.HTTP_MAX_CONNECTIONS
-"""Connections beyond this many are closed as soon as they are accepted, so a
-flood cannot exhaust the process's file descriptors."""
-
-STATUS_LINES: dict[int, bytes] = {
-    100: b"HTTP/1.1 100 Continue",
-    200: b"HTTP/1.1 200 OK",
-    400: b"HTTP/1.1 400 Bad Request",
-    404: b"HTTP/1.1 404 Not Found",
-    405: b"HTTP/1.1 405 Method Not Allowed",
-    413: b"HTTP/1.1 413 Request Entity Too Large",
-    431: b"HTTP/1.1 431 Request Header Fields Too Large",
-    500: b"HTTP/1.1 500 Internal Server Error",
-    503: b"HTTP/1.1 503 Service Unavailable",
-}
-
-CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-CONNECTION_CLOSE = b"Connection: close\r\n"
-TOO_LARGE: Reply = (
-    413, JSON_1_0, orjson.dumps(RequestEntityTooLargeException().to_wire()), b""
-)
-HEADERS_TOO_LARGE: Reply = (431, TEXT_PLAIN, b"Request header fields too large", b"")
-BAD_REQUEST: Reply = (400, TEXT_PLAIN, b"Bad request", b"")
-
-RESPONSE_HEAD = (
-    b"%s\r\nx-amzn-RequestId: %s%020d\r\nx-amz-crc32: %d\r\nContent-Type: %s\r\n"
-    b"Content-Length: %d\r\nDate: %s\r\n%s%s\r\n"
-)
-"""Every response's head. The request id is a per-process random prefix and a
-counter, formatted in the same step."""
-SMALL_BODY_BYTES = 65536
-"""Bodies below this are copied into one write with the head; larger ones are
-written after it without the copy."""
-
-#: A completed request waiting for its turn: method, url, headers, body, keep-alive.
-PendingRequest = tuple[bytes, bytes, dict[bytes, bytes], bytes, bool]
-
-
-def request_id_prefix() -> bytes:
-    """32 random characters of [0-9A-Z]; with a 20-digit counter after them an
-    ``x-amzn-RequestId`` looks like DynamoDB's ([0-9A-Z]{52}) and is unique
-    without paying for randomness on every request."""
-    alphabet = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    return bytes(alphabet[byte % 36] for byte in os.urandom(32))
-
-
-WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-
-
-def http_date(seconds: float | None = None) -> bytes:
-    """RFC 9110's IMF-fixdate, e.g. ``Sun, 06 Nov 1994 08:49:37 GMT`` (not
-    locale-dependent, and without importing the email package at startup)."""
-    t = time.gmtime(seconds)
-    return (
-        f"{WEEKDAYS[t.tm_wday]}, {t.tm_mday:02d} {MONTHS[t.tm_mon - 1]} {t.tm_year} "
-        f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d} GMT"
-    ).encode()
-
-
-class HttpConnection(asyncio.Protocol):
-    """One client connection: parses requests and writes the replies."""
-
-    def __init__(self, server: Server) -> None:
-        self.server = server
-        self.handle = server.application.handle
-        self.transport: asyncio.Transport | None = None
-        self.parser = httptools.HttpRequestParser(self)
-        self.closing = False
-        self.writing_paused = False
-        self.pending: deque[PendingRequest] = deque()
-        self.messages_begun = 0
-        self.in_message = False
-        self.in_headers = False
-        self.url = b""
-        self.headers: dict[bytes, bytes] = {}
-        self.header_bytes = 0
-        self.header_chunk_bytes = 0
-        self.body_parts: list[bytes] = []
-        self.body_bytes = 0
-        self.last_active = 0
-
-    # --- asyncio.Protocol -------------------------------------------------
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = cast(asyncio.Transport, transport)
-        self.last_active = self.server.clock_seconds
-        if len(self.server.connections) >= self.server.max_connections:
-            logger.warning("refusing a connection: %d open", len(self.server.connections))
-            self.closing = True
-            self.transport.abort()
-            return
-        self.server.connections.add(self)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.closing = True
-        self.pending.clear()
-        self.transport = None
-        self.server.connection_closed(self)
-
-    def pause_writing(self) -> None:
-        self.writing_paused = True
-        if self.transport is not None and not self.closing:
-            self.transport.pause_reading()
-
-    def resume_writing(self) -> None:
-        self.writing_paused = False
-        while self.pending and not self.writing_paused and not self.closing:
-            self._answer(*self.pending.popleft())
-        if not self.writing_paused and not self.closing and self.transport is not None:
-            self.transport.resume_reading()
-
-    def data_received(self, data: bytes) -> None:
-        if self.closing:
-            return
-        self.last_active = self.server.clock_seconds
-        headers_in_progress = self.in_headers
-        message_number = self.messages_begun
-        try:
-            self.parser.feed_data(data)
-        except httptools.HttpParserUpgrade:
-            # The request asking to switch protocols was answered in HTTP/1.1;
-            # what follows it is not HTTP, so stop reading.
-            self._close()
-            return
-        except httptools.HttpParserError:
-            if not self.closing:
-                self._reject(BAD_REQUEST)
-            return
-        # A chunk that began and ended inside one message's header block is
-        # all header bytes, which httptools buffers: count them here.
-        if headers_in_progress and self.in_headers and message_number == self.messages_begun:
-            self.header_chunk_bytes += len(data)
-            if self.header_chunk_bytes > limits.HTTP_HEADER_MAX_BYTES:
-                self._reject(HEADERS_TOO_LARGE)
-
-    # --- httptools callbacks ---------------------------------------------
-    def on_message_begin(self) -> None:
-        self.messages_begun += 1
-        self.in_message = True
-        self.in_headers = True
-        self.url = b""
-        self.headers = {}
-        self.header_bytes = 0
-        self.header_chunk_bytes = 0
-        self.body_parts = []
-        self.body_bytes = 0
-
-    def on_url(self, url: bytes) -> None:
-        self.url += url
-        self.header_bytes += len(url)
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self.header_bytes += len(name) + len(value)
-        self.headers[name.lower()] = value
-
-    def on_headers_complete(self) -> None:
-        self.in_headers = False
-        if self.closing:
-            return
-        headers = self.headers
-        if self.header_bytes > limits.HTTP_HEADER_MAX_BYTES:
-            self._reject(HEADERS_TOO_LARGE)
-            return
-        declared_length = headers.get(b"content-length")
-        if declared_length is not None and int(declared_length) > limits.REQUEST_BODY_MAX_BYTES:
-            self._reject(TOO_LARGE)
-            return
-        if b"expect" in headers and headers[b"expect"].lower() == b"100-continue":
-            if self.transport is not None:
-                self.transport.write(CONTINUE)
-
-    def on_body(self, body: bytes) -> None:
-        if self.closing:
-            return
-        self.body_bytes += len(body)
-        if self.body_bytes > limits.REQUEST_BODY_MAX_BYTES:
-            self.body_parts = []
-            self._reject(TOO_LARGE)
-            return
-        self.body_parts.append(body)
-
-    def on_message_complete(self) -> None:
-        self.in_message = False
-        if self.closing:
-            return
-        parts = self.body_parts
-        body = parts[0] if len(parts) == 1 else b"".join(parts)
-        parser = self.parser
-        if not self.pending and not self.writing_paused:
-            self._answer(
-                parser.get_method(), self.url, self.headers, body, parser.should_keep_alive()
-            )
-            return
-        if len(self.pending) >= limits.HTTP_MAX_PIPELINED_REQUESTS:
-            # The client keeps sending without reading its replies: hang up.
-            logger.warning("closing a connection that pipelined too many requests")
-            self.closing = True
-            self.pending.clear()
-            if self.transport is not None:
-                self.transport.abort()
-            return
-        self.pending.append(
-            (parser.get_method(), self.url, self.headers, body, parser.should_keep_alive())
-        )
-
-    # --- replies ------------------------------------------------------------
-    def _answer(
-        self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes, keep_alive: bool
-    ) -> None:
-        group = self.server.group
-        if group is None:
-            self.send(self._reply(method, url, headers, body), keep_alive)
-        elif method == b"POST" and url == b"/" and headers.get(b"x-amz-target") in GROUPED_TARGETS:
-            group.join()
-            group.hold(self, self._reply(method, url, headers, body), keep_alive)
-        else:  # not an item operation: it runs after the open group commits
-            group.commit()
-            self.send(self._reply(method, url, headers, body), keep_alive)
-
-    def _reply(self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes) -> Reply:
-        reply = self.handle(method, url, headers, body)
-        if method == b"HEAD":  # the same head as GET, but a HEAD reply has no body
-            return (reply[0], reply[1], b"", reply[3])
-        return reply
-
-    def send(self, reply: Reply, keep_alive: bool) -> None:
-        """Write ``reply``; close the connection after it unless ``keep_alive``."""
-        if keep_alive and not self.server.stopping:
-            self._write(reply, b"")
-            return
-        self._write(reply, CONNECTION_CLOSE)
-        self._close()
-
-    def _write(self, reply: Reply, connection_header: bytes) -> None:
-        transport = self.transport
-        if transport is None:
-            return
-        status, content_type, body, extra_headers = reply
-        server = self.server
-        server.requests_answered += 1
-        head = RESPONSE_HEAD % (
-            STATUS_LINES.get(status) or b"HTTP/1.1 %d Status" % status,
-            server.request_id_prefix,
-            server.requests_answered,
-            crc32(body),
-            content_type,
-            len(body),
-            server.date,
-            extra_headers,
-            connection_header,
-        )
-        if len(body) < SMALL_BODY_BYTES:
-            transport.write(head + body)
-        else:
-            transport.writelines((head, body))
-
-    def _close(self) -> None:
-        self.closing = True
-        self.pending.clear()
-        if self.transport is not None:
-            self.transport.close()
-
-    def _reject(self, reply: Reply) -> None:
-        """Answer a request the server will not read, then hang up."""
-        self._write(reply, CONNECTION_CLOSE)
-        self._close()
-
-    def expire(self, now_seconds: int) -> None:
-        """Close the connection if it has been idle, or stalled mid-request, too long."""
-        if self.closing or self.pending:
-            return  # replies are waiting for the client to read: pause_writing handles it
-        inactive_seconds = now_seconds - self.last_active
-        if self.in_message and inactive_seconds >= self.server.stalled_request_seconds:
-            self._close()
-        elif not self.in_message and inactive_seconds >= self.server.idle_connection_seconds:
-            self._close()
-
-    def close_when_idle(self) -> None:
-        """Shutdown: close now unless a request is half received or queued;
-        the answer to that request then closes the connection."""
-        if not (self.in_message or self.pending or self.closing):
-            self._close()
-
-
-class Server:
+class Server(HttpListener):
     """Listens on one address and serves one Database.
 
     ``application`` defaults to ``Application(database)``; pass a wrapper to
@@ -359,6 +49,7 @@ class Server:
         max_connections: int = MAX_CONNECTIONS,
         group_commit: bool = False,
     ) -> None:
+        super().__init__(idle_connection_seconds, stalled_request_seconds, max_connections)
         self.database = database
         self.group: GroupCommit | None = (
             GroupCommit(database, self._commit_failed) if group_commit else None
@@ -368,76 +59,38 @@ class Server:
         """Why the server stopped itself (a failed COMMIT), else None."""
         self.on_failure: Callable[[BaseException], None] | None = None
         """Told when the server must stop (the CLI ends its serve loop)."""
-        self.idle_connection_seconds = idle_connection_seconds
-        self.stalled_request_seconds = stalled_request_seconds
-        self.max_connections = max_connections
-        self.clock_seconds = 0
-        """Whole seconds since start, advanced by the once-a-second tick."""
         self.application: RequestHandler = application or Application(database)
         self.host = host
         self.port = port
-        self.connections: set[HttpConnection] = set()
-        self.request_id_prefix = request_id_prefix()
-        self.requests_answered = 0
-        self.date = http_date()
-        self.stopping = False
-        self._listener: asyncio.AbstractServer | None = None
-        self._date_timer: asyncio.TimerHandle | None = None
-        self._all_closed: asyncio.Event | None = None
 
     async def start(self) -> tuple[str, int]:
         """Start listening; returns the bound (host, port), useful with port 0."""
-        loop = asyncio.get_running_loop()
-        self._listener = await loop.create_server(
-            lambda: HttpConnection(self), self.host, self.port, reuse_address=True, backlog=1024
-        )
-        self._tick()
-        host, port = self._listener.sockets[0].getsockname()[:2]
-        return str(host), int(port)
+        return await self.listen(self.host, self.port)
 
-    def _tick(self) -> None:
-        """Once a second: format the Date header (not once per response) and
-        close connections that were idle or stalled too long."""
-        self.date = http_date()
-        self.clock_seconds += 1
-        for connection in list(self.connections):
-            connection.expire(self.clock_seconds)
-        loop = asyncio.get_running_loop()
-        self._date_timer = loop.call_at(loop.time() + 1.0 - time.time() % 1.0, self._tick)
+    def answer(
+        self,
+        connection: HttpConnection,
+        method: bytes,
+        url: bytes,
+        headers: dict[bytes, bytes],
+        body: bytes,
+        keep_alive: bool,
+    ) -> None:
+        run_request(
+            self.group, self.application.handle, connection, method, url, headers, body, keep_alive
+        )
 
     def _commit_failed(self, error: BaseException) -> None:
         """A group's COMMIT failed: accept no more requests and have the owner stop us."""
         self.failure = error
         self.stopping = True
-        if self._listener is not None:
-            self._listener.close()
+        self.stop_listening()
         if self.on_failure is not None:
             self.on_failure(error)
 
-    def connection_closed(self, connection: HttpConnection) -> None:
-        self.connections.discard(connection)
-        if self.stopping and not self.connections and self._all_closed is not None:
-            self._all_closed.set()
-
-    async def stop(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
-        """Stop accepting, let requests in progress finish, close every connection."""
-        self.stopping = True
+    def before_stopping(self) -> None:
         if self.group is not None:
             self.group.commit()
-        self._all_closed = asyncio.Event()
-        if self._listener is not None:
-            self._listener.close()
-        for connection in list(self.connections):
-            connection.close_when_idle()
-        if self.connections:
-            try:
-                await asyncio.wait_for(self._all_closed.wait(), grace_seconds)
-            except TimeoutError:
-                logger.warning("aborting %d connections at shutdown", len(self.connections))
-                for connection in list(self.connections):
-                    if connection.transport is not None:
-                        connection.transport.abort()
-        if self._date_timer is not None:
-            self._date_timer.cancel()
-        if self._listener is not None:
-            await self._listener.wait_closed()
+
+
+__all__ = ["SHUTDOWN_GRACE_SECONDS", "HttpConnection", "Server"]
