@@ -73,6 +73,8 @@ MAX_CONNECTIONS = limits.HTTP_MAX_CONNECTIONS
 """Connections beyond this many are closed as soon as they are accepted, so a
 flood cannot exhaust the process's file descriptors."""
 LISTEN_BACKLOG = 1024
+TICK_MINIMUM_SECONDS = 0.05
+"""A tick due sooner than this after the last is moved on by a second."""
 
 STATUS_LINES: dict[int, bytes] = {
     100: b"HTTP/1.1 100 Continue",
@@ -353,8 +355,8 @@ class HttpListener:
         self.idle_connection_seconds = idle_connection_seconds
         self.stalled_request_seconds = stalled_request_seconds
         self.max_connections = max_connections
-        self.clock_seconds = 0
-        """Whole seconds since start, advanced by the once-a-second tick."""
+        self.clock_seconds = int(time.monotonic())
+        """Whole seconds of the monotonic clock, as of the last tick."""
         self.connections: set[HttpConnection] = set()
         self.request_id_prefix = request_id_prefix()
         self.requests_answered = 0
@@ -394,14 +396,23 @@ class HttpListener:
         return str(bound_host), int(bound_port)
 
     def _tick(self) -> None:
-        """Once a second: format the Date header (not once per response) and
-        close connections that were idle or stalled too long."""
-        self.date = http_date()
-        self.clock_seconds += 1
+        """Once a second, just after the wall clock's second turns: format the
+        Date header (not once per response) and close connections that were
+        idle or stalled too long. The connections' clock is monotonic whole
+        seconds, not a count of ticks: a timer may fire a little early (libuv
+        keeps time in milliseconds), and a burst of early ticks must not age
+        every connection."""
+        now = time.time()
+        until_next_second = 1.0 - now % 1.0
+        if until_next_second < TICK_MINIMUM_SECONDS:  # fired early: the second is about to turn
+            now += until_next_second
+            until_next_second += 1.0
+        self.date = http_date(now)
+        self.clock_seconds = int(time.monotonic())
         for connection in list(self.connections):
             connection.expire(self.clock_seconds)
         loop = asyncio.get_running_loop()
-        self._date_timer = loop.call_at(loop.time() + 1.0 - time.time() % 1.0, self._tick)
+        self._date_timer = loop.call_at(loop.time() + until_next_second, self._tick)
 
     def stop_listening(self) -> None:
         """Accept no more connections (those open are served on)."""
