@@ -19,7 +19,10 @@ import argparse
 import asyncio
 import gc
 import logging
+import os
 import signal
+import socket
+import subprocess
 import sys
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
@@ -49,6 +52,10 @@ class StorageFailed(Exception):
     """A COMMIT failed (disk full, I/O error): the server stopped itself."""
 
 
+class ServerFailed(Exception):
+    """A part of the server went away (the HTTP front process): it stopped itself."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dynastore", description="A DynamoDB-compatible database."
@@ -70,6 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--in-memory", action="store_true", help="keep everything in memory, lost on exit"
     )
     serve.add_argument("--log-level", choices=LOG_LEVELS, default="info")
+    serve.add_argument(
+        "--single-process",
+        action="store_true",
+        help="serve HTTP in the database's own process instead of a front process "
+        "(uses one core; docs/adr/0003-http-front-process.md)",
+    )
     serve.add_argument(
         "--gsi-lag-ms",
         type=float,
@@ -124,6 +137,16 @@ def serve(arguments: argparse.Namespace) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    front: FrontProcess | None = None
+    if not arguments.single_process and front_process_supported():
+        # The front starts first, so its interpreter and imports overlap the
+        # engine's; it accepts connections once the engine has greeted it.
+        try:
+            front = FrontProcess.start(arguments.host, arguments.port, arguments.log_level)
+        except OSError as error:  # the address is in use, or not ours to bind
+            print(f"dynastore: cannot listen on {arguments.host}:{arguments.port}: {error}",
+                  file=sys.stderr)
+            return 1
     from dynastore.database import Database
 
     data_dir = None if arguments.in_memory else Path(arguments.data_dir).resolve()
@@ -131,6 +154,8 @@ def serve(arguments: argparse.Namespace) -> int:
         database = Database.open(data_dir)
     except (OSError, RuntimeError) as error:
         # e.g. another dynastore holds the directory's lock, or newer data.
+        if front is not None:
+            front.abandon()
         print(f"dynastore: cannot open {data_dir}: {error}", file=sys.stderr)
         return 1
     if arguments.gsi_lag_ms is not None:
@@ -141,7 +166,9 @@ def serve(arguments: argparse.Namespace) -> int:
         enable(database, arguments.throughput)
     where = "in memory" if data_dir is None else str(data_dir)
     try:
-        run_event_loop(serve_until_signalled(database, arguments.host, arguments.port, where))
+        run_event_loop(
+            serve_until_signalled(database, arguments.host, arguments.port, where, front)
+        )
     except CannotListen as error:
         print(f"dynastore: cannot listen on {arguments.host}:{arguments.port}: {error}", file=sys.stderr)
         return 1
@@ -149,22 +176,56 @@ def serve(arguments: argparse.Namespace) -> int:
         print(f"dynastore: stopped: the store could not commit ({error}); "
               "every acknowledged write is safe, restart to continue", file=sys.stderr)
         return 1
+    except ServerFailed as error:
+        print(f"dynastore: stopped: {error}; every acknowledged write is safe, "
+              "restart to continue", file=sys.stderr)
+        return 1
     finally:
         database.close()
     logger.info("stopped")
     return 0
 
 
-def new_event_loop() -> asyncio.AbstractEventLoop:
-    """uvloop when it is installed (about twice the throughput), else asyncio's."""
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.new_event_loop()
-    return uvloop.new_event_loop()
+def front_process_supported() -> bool:
+    """The front process needs Unix sockets and descriptor passing (POSIX)."""
+    return os.name == "posix" and hasattr(socket, "AF_UNIX")
+
+
+class FrontProcess:
+    """The started front process, its link, and the address it listens on."""
+
+    def __init__(self, process: subprocess.Popen[bytes], link: socket.socket,
+                 address: tuple[str, int]) -> None:
+        self.process = process
+        self.link = link
+        self.address = address
+
+    @classmethod
+    def start(cls, host: str, port: int, log_level: str) -> FrontProcess:
+        from dynastore.protocol.engine import bind_listening_sockets, start_front
+
+        listening = bind_listening_sockets(host, port)
+        try:
+            address = listening[0].getsockname()[:2]
+            process, link = start_front(listening, log_level)
+        finally:
+            # The front has its own copies. Ours must not outlive its: a
+            # listening socket left open here would queue connections that
+            # nobody accepts once the front has stopped.
+            for sock in listening:
+                sock.close()
+        return cls(process, link, (str(address[0]), int(address[1])))
+
+    def abandon(self) -> None:
+        """The engine could not start: stop the front at once."""
+        self.link.close()
+        self.process.kill()
+        self.process.wait()
 
 
 def run_event_loop(main_coroutine: Coroutine[Any, Any, None]) -> None:
+    from dynastore.protocol.http import new_event_loop
+
     loop = new_event_loop()
     asyncio.set_event_loop(loop)
     try:
@@ -190,10 +251,17 @@ def listen_url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-async def serve_until_signalled(database: Database, host: str, port: int, where: str) -> None:
+async def serve_until_signalled(
+    database: Database, host: str, port: int, where: str, front: FrontProcess | None = None
+) -> None:
+    from dynastore.protocol.engine import EngineServer, FrontProcessLost
     from dynastore.protocol.server import Server
 
-    server = Server(database, host, port, group_commit=True)
+    server: Server | EngineServer
+    if front is None:
+        server = Server(database, host, port, group_commit=True)
+    else:
+        server = EngineServer(database, front.process, front.link, front.address)
     # The console (/console) is served beside the API and calls it in-process,
     # exactly as any client would (dynastore/console).
     from dynastore.console import with_console
@@ -203,6 +271,8 @@ async def serve_until_signalled(database: Database, host: str, port: int, where:
         bound_host, bound_port = await server.start()
     except OSError as error:  # the address is in use, or not ours to bind
         raise CannotListen(str(error)) from error
+    except FrontProcessLost as error:
+        raise ServerFailed(str(error)) from error
     stop_requested = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signal_number in (signal.SIGINT, signal.SIGTERM):
@@ -225,5 +295,7 @@ async def serve_until_signalled(database: Database, host: str, port: int, where:
     sweeper.stop()
     triggers.stop()
     await server.stop()
+    if isinstance(server.failure, FrontProcessLost):
+        raise ServerFailed(str(server.failure)) from server.failure
     if server.failure is not None:
         raise StorageFailed(str(server.failure)) from server.failure

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import threading
@@ -51,3 +52,16 @@ def kill_9_under_load(
     for writer in writers:
         writer.join(timeout=15)
     assert not any(writer.is_alive() for writer in writers)
+
+
+def children_of(pid: int) -> list[int]:
+    """Direct children of process ``pid`` (from /proc; Linux)."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                if int(stat.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry))
+        except OSError:
+            continue  # the process ended while we looked
+    return found

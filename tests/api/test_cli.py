@@ -200,8 +200,11 @@ def test_signal_stops_the_server_promptly_with_exit_code_0(
     assert took_s < 3
 
 
-def test_shutdown_finishes_the_request_in_progress(servers: list[RunningServer]) -> None:
-    server = RunningServer("--in-memory")
+@pytest.mark.parametrize("mode", [(), ("--single-process",)], ids=["front", "single-process"])
+def test_shutdown_finishes_the_request_in_progress(
+    servers: list[RunningServer], mode: tuple[str, ...]
+) -> None:
+    server = RunningServer("--in-memory", *mode)
     servers.append(server)
     body = b"{}"
     head = (

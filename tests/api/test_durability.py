@@ -14,6 +14,8 @@ import json
 import threading
 from pathlib import Path
 
+import pytest
+
 from tests.api.conftest import make_client, start_server, stop_server
 from tests.api.helpers import SIGV4, kill_9_under_load
 
@@ -53,9 +55,14 @@ def write_until_failure(port: int, table: str, writer: int, acknowledged: list[s
         connection.close()
 
 
-def test_kill_9_under_write_load_loses_no_acknowledged_write(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", [(), ("--single-process",)], ids=["front", "single-process"])
+def test_kill_9_under_write_load_loses_no_acknowledged_write(
+    tmp_path: Path, mode: tuple[str, ...]
+) -> None:
+    """In both server modes: with the HTTP front process (the default; a reply
+    crosses the link only after its COMMIT) and in one process."""
     data_dir = str(tmp_path / "data")
-    process, url = start_server("--data-dir", data_dir)
+    process, url = start_server("--data-dir", data_dir, *mode)
     try:
         client = make_client(url)
         client.create_table(
