@@ -730,7 +730,10 @@ def tree_cpu_s(pids):
 
 
 def tree_mem_kb(pids):
-    rss = hwm = 0
+    """(RSS, peak RSS, anonymous RSS) of the processes, in KiB. RSS counts file
+    pages a process has mapped (a memory-mapped database file); the anonymous
+    part is the memory that is the process's own."""
+    rss = hwm = anon = 0
     for p in pids:
         try:
             with open(f"/proc/{p}/status") as f:
@@ -739,9 +742,11 @@ def tree_mem_kb(pids):
                         rss += int(line.split()[1])
                     elif line.startswith("VmHWM:"):
                         hwm += int(line.split()[1])
+                    elif line.startswith("RssAnon:"):
+                        anon += int(line.split()[1])
         except OSError:
             continue
-    return rss, hwm
+    return rss, hwm, anon
 
 
 def all_procs_cpu():
@@ -1104,8 +1109,9 @@ def main(argv=None):
             say(f"  preload {el:.2f}s  ({args.items / el:.0f} items/s, retries {st['retries']}, "
                 f"errors {st['errors']})")
         if args.server_pid:
-            rss, hwm = tree_mem_kb(proc_tree(args.server_pid))
-            result.update(server_rss_mb_after_setup=round(rss / 1024, 1), server_hwm_mb_after_setup=round(hwm / 1024, 1))
+            rss, hwm, anon = tree_mem_kb(proc_tree(args.server_pid))
+            result.update(server_rss_mb_after_setup=round(rss / 1024, 1), server_hwm_mb_after_setup=round(hwm / 1024, 1),
+                          server_anon_mb_after_setup=round(anon / 1024, 1))
             say(f"  server rss {rss / 1024:.1f} MiB, peak (VmHWM) {hwm / 1024:.1f} MiB")
     if args.setup_only:
         print(json.dumps(result))
@@ -1148,8 +1154,9 @@ def main(argv=None):
     if r["verify_sample"]:
         result["verify_sample"] = r["verify_sample"]
     if args.server_pid:
-        rss, hwm = tree_mem_kb(proc_tree(args.server_pid))
-        result.update(server_rss_mb=round(rss / 1024, 1), server_hwm_mb=round(hwm / 1024, 1))
+        rss, hwm, anon = tree_mem_kb(proc_tree(args.server_pid))
+        result.update(server_rss_mb=round(rss / 1024, 1), server_hwm_mb=round(hwm / 1024, 1),
+                      server_anon_mb=round(anon / 1024, 1))
 
     def f3(v):
         return "-" if v is None else f"{v:.3f}"

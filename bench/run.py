@@ -61,6 +61,9 @@ class Server:
     peak_rss_mb: float = 0.0
     """Peak RSS over the whole run (the put workloads add items, so a store
     that keeps them in memory grows past the preload figure)."""
+    peak_anon_mb: float = 0.0
+    """The largest anonymous RSS seen at the end of a run: RSS without the
+    file pages a process maps (dynastore maps its SQLite file, ADR 0001)."""
 
     @property
     def label(self) -> str:
@@ -163,6 +166,10 @@ def loadgen(server: Server, *arguments: str) -> dict[str, object]:
         value = result.get(key)
         if isinstance(value, int | float):
             server.peak_rss_mb = max(server.peak_rss_mb, float(value))
+    for key in ("server_anon_mb", "server_anon_mb_after_setup"):
+        value = result.get(key)
+        if isinstance(value, int | float):
+            server.peak_anon_mb = max(server.peak_anon_mb, float(value))
     return result
 
 
@@ -243,9 +250,9 @@ def summary_table(servers: list[Server], results: list[dict[str, object]]) -> st
     lines.append("")
     lines.append(
         "| server | first request after start (median ms) | preload s "
-        "| peak RSS after preload MiB | peak RSS whole run MiB |"
+        "| peak RSS after preload MiB | peak RSS whole run MiB | of it anonymous MiB |"
     )
-    lines.append("|---|---|---|---|---|")
+    lines.append("|---|---|---|---|---|---|")
     for server in servers:
         startup = f"{statistics.median(server.startup_ms):.0f}" if server.startup_ms else "-"
         preload = f"{server.preload_s:.1f}" if server.preload_s is not None else "-"
@@ -254,7 +261,7 @@ def summary_table(servers: list[Server], results: list[dict[str, object]]) -> st
         )
         lines.append(
             f"| {server.label} | {startup} | {preload} | {after_preload} "
-            f"| {server.peak_rss_mb:.0f} |"
+            f"| {server.peak_rss_mb:.0f} | {server.peak_anon_mb:.0f} |"
         )
     busy = [float(r["other_cpu_pct"]) for r in results if r.get("other_cpu_pct") is not None]  # type: ignore[arg-type]
     if busy:

@@ -31,7 +31,7 @@ from dynastore.errors import InternalServerError
 from dynastore.protocol.app import Application, RequestHandler
 from dynastore.protocol.group_commit import GroupCommit, run_request
 from dynastore.protocol.http import JSON_1_0, LISTEN_BACKLOG, SHUTDOWN_GRACE_SECONDS, Reply
-from dynastore.protocol.link import HELLO, FrameReader, LinkError, frame
+from dynastore.protocol.link import HELLO, FrameReader, LinkError, reply_frame
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -131,7 +131,7 @@ class FrontEndpoint(asyncio.Protocol):
 
     def send(self, reply: Reply, keep_alive: bool) -> None:
         """A reply is ready (the group-commit sink): queue it for this batch's write."""
-        self.outgoing.extend(frame(reply))
+        self.outgoing.extend(reply_frame(reply))
 
     def data_received(self, data: bytes) -> None:
         try:

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from dynastore.protocol.http import HttpConnection, HttpListener, Reply, new_event_loop
-from dynastore.protocol.link import HELLO, FrameReader, LinkError, frame
+from dynastore.protocol.link import HELLO, FrameReader, LinkError, decode_reply, frame
 
 logger = logging.getLogger("dynastore.front")
 
@@ -51,7 +51,7 @@ class EngineLink(asyncio.Protocol):
     def __init__(self, front: FrontServer) -> None:
         self.front = front
         self.transport: asyncio.Transport | None = None
-        self.reader = FrameReader()
+        self.reader = FrameReader(decode_reply)
         self.waiting: deque[tuple[HttpConnection, bool]] = deque()
         """(connection, keep-alive) of each forwarded request, oldest first."""
 

@@ -1,23 +1,29 @@
 """The link between the HTTP front process and the engine (ADR 0003).
 
 One Unix stream socket (a socketpair made by the engine) carries frames both
-ways: a 4-byte little-endian payload length, then a ``marshal`` payload.
+ways, each a 4-byte little-endian payload length and the payload:
 
-    front -> engine   (method, url, headers, body)   one per HTTP request
-    engine -> front   (status, content type, body, extra header lines)
-                      one per request, in the order the requests came
+    front -> engine   a request: marshal of (method, url, headers, body)
+    engine -> front   a reply: status (2 bytes), the lengths of the content
+                      type (2), body (4) and extra header lines (4), then
+                      those three byte strings; one per request, in the
+                      order the requests came
 
-The front's first frame is ``HELLO`` (it is listening); nothing else is ever
-sent out of turn, so a reply needs no id: the n-th reply answers the n-th
-request. ``marshal`` is the fastest serialiser of bytes, dicts and tuples in
-CPython and is safe here because both ends are the same dynastore build in
-processes of one server (it must never read bytes from anywhere else).
+The front's first frame is ``HELLO`` (marshal: it is listening); nothing
+else is ever sent out of turn, so a reply needs no id: the n-th reply answers
+the n-th request. ``marshal`` is the fastest serialiser of bytes, dicts and
+tuples in CPython and is safe here because both ends are the same dynastore
+build in processes of one server (it must never read bytes from anywhere
+else). Replies have a layout of their own because their bodies are the big
+ones (a Query page, a Scan's megabyte): written as they are, never copied
+into a marshal buffer.
 """
 
 from __future__ import annotations
 
 import marshal
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from dynastore import limits
@@ -26,6 +32,11 @@ HELLO = ("dynastore-front", 1)
 """The front's first frame: it is up and listening (version 1 of this framing)."""
 
 FRAME_HEADER = struct.Struct("<I")
+REPLY_HEADER = struct.Struct("<HHII")
+"""A reply's status and the lengths of its content type, body and extra headers."""
+REPLY_FRAME_HEADER = struct.Struct("<IHHII")
+"""The frame's length, then REPLY_HEADER: packed in one step."""
+REPLY_HEADER_BYTES = REPLY_HEADER.size
 MAX_FRAME_BYTES = limits.REQUEST_BODY_MAX_BYTES + limits.HTTP_HEADER_MAX_BYTES + 65536
 """No frame is larger than a request at its bounds (body, headers, framing);
 a bigger length means the stream is corrupt."""
@@ -36,20 +47,46 @@ class LinkError(Exception):
 
 
 def frame(message: Any) -> tuple[bytes, bytes]:
-    """A message as (header, payload), for ``transport.writelines`` (no copy
-    of a large payload)."""
+    """A marshalled message as (header, payload), for ``transport.writelines``."""
     payload = marshal.dumps(message)
     return FRAME_HEADER.pack(len(payload)), payload
 
 
+def reply_frame(reply: tuple[int, bytes, bytes, bytes]) -> tuple[bytes, bytes, bytes, bytes]:
+    """A reply as the pieces of its frame (the body is not copied)."""
+    status, content_type, body, extra_headers = reply
+    header = REPLY_FRAME_HEADER.pack(
+        REPLY_HEADER_BYTES + len(content_type) + len(body) + len(extra_headers),
+        status, len(content_type), len(body), len(extra_headers),
+    )
+    return header, content_type, body, extra_headers
+
+
+def decode_reply(payload: memoryview) -> tuple[int, bytes, bytes, bytes]:
+    status, type_length, body_length, extra_length = REPLY_HEADER.unpack_from(payload)
+    body_start = REPLY_HEADER_BYTES + type_length
+    extra_start = body_start + body_length
+    if extra_start + extra_length != len(payload):
+        raise LinkError("a reply whose lengths do not add up")
+    return (
+        status,
+        bytes(payload[REPLY_HEADER_BYTES:body_start]),
+        bytes(payload[body_start:extra_start]),
+        bytes(payload[extra_start:]),
+    )
+
+
 class FrameReader:
-    """Cuts a byte stream into messages. A frame split across reads is kept
-    as a list of chunks until it is complete, so a 16 MB request arriving in
-    256 KB reads is joined once, not once per read."""
+    """Cuts a byte stream into messages (``decode`` turns each frame's payload
+    into one: ``marshal.loads`` by default, ``decode_reply`` for replies). A
+    frame split across reads is kept as a list of chunks until it is complete,
+    so a 16 MB request arriving in 256 KB reads is joined once, not once per
+    read."""
 
-    __slots__ = ("_chunks", "_buffered", "_wanted")
+    __slots__ = ("_decode", "_chunks", "_buffered", "_wanted")
 
-    def __init__(self) -> None:
+    def __init__(self, decode: Callable[[memoryview], Any] = marshal.loads) -> None:
+        self._decode = decode
         self._chunks: list[bytes] = []
         self._buffered = 0
         self._wanted = 0
@@ -66,6 +103,7 @@ class FrameReader:
             self._chunks = []
             self._buffered = 0
         messages: list[Any] = []
+        decode = self._decode
         view = memoryview(data)
         position = 0
         size = len(data)
@@ -77,7 +115,7 @@ class FrameReader:
             if end > size:
                 self._wanted = 4 + length
                 break
-            messages.append(marshal.loads(view[position + 4:end]))
+            messages.append(decode(view[position + 4:end]))
             position = end
         else:
             self._wanted = 4

@@ -66,8 +66,17 @@ FALLBACK_AUTOCHECKPOINT_PAGES = 10_000
 """The serving connection checkpoints by itself (on the request path) only if
 the WAL reaches this many pages (~40 MiB): the background checkpointer fell
 behind, or the WAL never found a moment to restart."""
-PAGE_CACHE_KIB = 64 * 1024
-"""SQLite's own page cache; the default 2 MiB halves random point-lookup speed."""
+PAGE_CACHE_KIB = 16 * 1024
+"""SQLite's own page cache. The database file is memory-mapped (MMAP_SIZE_BYTES),
+so this holds only what the mapping cannot serve: pages read from the WAL and
+pages being written (ADR 0001: 8-64 MiB measured alike; 16 MiB leaves room for
+a large write transaction)."""
+MMAP_SIZE_BYTES = 1 << 30
+"""The first GiB of the database file is read through a memory mapping: a page
+read is a memory access instead of a pread into the page cache (PutItem +10%,
+Query +18% at 32 connections, measured 2026-12-01). Mapped pages count in the
+process's RSS but are the OS page cache itself: the kernel shares and
+reclaims them. Beyond this size pages are read with pread as before."""
 STATEMENT_CACHE_SIZE = 256
 """sqlite3 keeps this many prepared statements; our SQL strings are constant."""
 
@@ -226,6 +235,7 @@ class SQLiteStorage(Storage):
             # can lose the last commits. The file is never corrupted.
             execute("PRAGMA synchronous = NORMAL")
             execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
+            execute(f"PRAGMA mmap_size = {MMAP_SIZE_BYTES}")
         version = execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise UnsupportedSchemaVersion(

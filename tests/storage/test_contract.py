@@ -936,3 +936,27 @@ def test_backends_agree_on_random_operation_sequences(sequence: list[tuple]) -> 
     finally:
         reference.close()
         candidate.close()
+
+
+def mapped_files() -> set[str]:
+    with open("/proc/self/maps") as maps:
+        return {line.split(maxsplit=5)[5].strip() for line in maps if len(line.split()) >= 6}
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc (Linux)")
+def test_a_data_directory_is_read_through_a_memory_mapping(file_directory: Path) -> None:
+    """Reads of the database file are memory accesses, not a pread per page
+    (ADR 0001, "Memory-mapped reads"); the WAL is never mapped."""
+    store = SQLiteStorage(file_directory)
+    try:
+        table_id = store.create_table("t", b"{}")
+        for i in range(200):
+            store.put(table_id, make_row(b"p", i.to_bytes(2, "big"), b"v" * 1000))
+        store._connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        assert store.get(table_id, b"p", (7).to_bytes(2, "big")) is not None
+        mapped = mapped_files()
+        assert str((file_directory / DATABASE_FILE_NAME).resolve()) in mapped
+        assert str((file_directory / (DATABASE_FILE_NAME + "-wal")).resolve()) not in mapped
+    finally:
+        store.close()
+    assert str((file_directory / DATABASE_FILE_NAME).resolve()) not in mapped_files()

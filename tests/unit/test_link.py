@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from dynastore.protocol.link import FRAME_HEADER, MAX_FRAME_BYTES, FrameReader, LinkError, frame
+from dynastore.protocol.link import (
+    FRAME_HEADER,
+    MAX_FRAME_BYTES,
+    FrameReader,
+    LinkError,
+    decode_reply,
+    frame,
+    reply_frame,
+)
 
 REQUEST = (b"POST", b"/", {b"x-amz-target": b"DynamoDB_20120810.GetItem"}, b'{"TableName":"t"}')
 REPLY = (200, b"application/x-amz-json-1.0", b"{}", b"")
@@ -14,8 +22,36 @@ def stream_of(*messages: object) -> bytes:
     return b"".join(b"".join(frame(message)) for message in messages)
 
 
+def replies_stream(*replies: tuple[int, bytes, bytes, bytes]) -> bytes:
+    return b"".join(b"".join(reply_frame(reply)) for reply in replies)
+
+
 def test_messages_round_trip_whole() -> None:
     assert FrameReader().feed(stream_of(REQUEST, REPLY)) == [REQUEST, REPLY]
+
+
+@pytest.mark.parametrize("chunk_size", [1, 3, 11, 4096])
+def test_replies_round_trip_in_their_own_layout(chunk_size: int) -> None:
+    replies = [
+        REPLY,
+        (404, b"text/plain", b"<UnknownOperationException/>\n", b""),
+        (200, b"application/json", b"x" * 100_000, b"Access-Control-Allow-Origin: *\r\n"),
+        (500, b"", b"", b""),
+    ]
+    data = replies_stream(*replies)
+    reader = FrameReader(decode_reply)
+    received = []
+    for start in range(0, len(data), chunk_size):
+        received += reader.feed(data[start:start + chunk_size])
+    assert received == replies
+
+
+def test_a_reply_whose_lengths_do_not_add_up_is_a_corrupt_stream() -> None:
+    header, content_type, body, extra = reply_frame(REPLY)
+    truncated = FRAME_HEADER.pack(len(header) - 4 + len(content_type) + len(body) - 1)
+    payload = header[4:] + content_type + body[:-1]
+    with pytest.raises(LinkError):
+        FrameReader(decode_reply).feed(truncated + payload)
 
 
 @pytest.mark.parametrize("chunk_size", [1, 2, 3, 4, 5, 7, 64])
