@@ -2,7 +2,7 @@
 
 Layout, per table::
 
-    partitions       pk -> _Partition(pk_hash, sort_keys, rows)
+    partitions       pk -> _Partition(pk, pk_hash, sort_keys, rows)
                      sort_keys: the partition's sort keys, sorted (Query)
                      rows:      sk -> Row (GetItem is two dict lookups)
     partition_order  SortedList of (pk_hash, pk): Scan's order
@@ -50,9 +50,11 @@ ScanKey = tuple[int, bytes, bytes]
 
 
 class _Partition:
-    __slots__ = ("pk_hash", "sort_keys", "rows")
+    __slots__ = ("pk", "pk_hash", "sort_keys", "rows")
 
-    def __init__(self, pk_hash: int) -> None:
+    def __init__(self, pk: bytes, pk_hash: int) -> None:
+        self.pk = pk
+        """The partition key, one object shared by every row of the partition."""
         self.pk_hash = pk_hash
         self.sort_keys: list[bytes] = []
         self.rows: dict[bytes, Row] = {}
@@ -135,8 +137,15 @@ class MemoryStorage(Storage):
 
     def put(self, table_id: int, row: Row) -> None:
         table = self._table(table_id)
-        pk, sk = bytes(row.pk), bytes(row.sk)
-        old = _store(table, Row(row.pk_hash, pk, sk, _compact(row.item), row.size))
+        partition = table.partitions.get(row.pk)
+        # The rows of a partition share its key and hash objects (~75 bytes an
+        # item less than a copy of each per row).
+        if partition is None:
+            pk, pk_hash = bytes(row.pk), row.pk_hash
+        else:
+            pk, pk_hash = partition.pk, partition.pk_hash
+        sk = bytes(row.sk)
+        old = _store(table, Row(pk_hash, pk, sk, _compact(row.item), row.size))
         if old is None:
             self._remember(lambda: _remove(table, pk, sk))
         else:
@@ -196,7 +205,7 @@ def _store(table: _Table, row: Row) -> Row | None:
     """Insert or replace ``row``; returns the row it replaced."""
     partition = table.partitions.get(row.pk)
     if partition is None:
-        partition = table.partitions[row.pk] = _Partition(row.pk_hash)
+        partition = table.partitions[row.pk] = _Partition(row.pk, row.pk_hash)
         table.partition_order.add((row.pk_hash, row.pk))
     old = partition.rows.get(row.sk)
     if old is None:
