@@ -148,6 +148,10 @@ class FrontEndpoint(asyncio.Protocol):
             self.ready.set_result(None)
             messages = messages[1:]
         group, handle = self.group, self.handle
+        if not all(type(message) is tuple and len(message) == 4 for message in messages):
+            logger.critical("the front sent a frame that is not a request; closing the link")
+            self._close()
+            return
         for method, url, headers, body in messages:
             if self.failed:
                 self.send(STOPPED_AFTER_FAILURE, False)

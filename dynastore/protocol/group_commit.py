@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Protocol
 import orjson
 
 from dynastore.errors import InternalServerError
-from dynastore.protocol.http import Reply
+from dynastore.protocol.http import JSON_1_0, Reply
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -82,10 +82,20 @@ def run_request(
     """Answer one request with ``handle`` and hand the reply to ``sink``: at
     once without a group; inside the open group for an item operation (held
     until its COMMIT when the group has written); after committing the open
-    group for anything else. A HEAD reply loses its body."""
+    group for anything else. A HEAD reply loses its body.
+
+    Never raises, and ``sink`` gets exactly one reply per request (the
+    front's link pairs replies with requests by their order): if the group's
+    transaction cannot begin (another program holds SQLite's write lock past
+    the busy timeout), the request is not run and gets InternalServerError."""
     if group is not None:
         if is_grouped(method, url, headers):
-            group.join()
+            try:
+                group.join()
+            except Exception:
+                logger.exception("could not begin the group's transaction; answering 500")
+                sink.send(_internal_error((500, JSON_1_0, b"", b"")), keep_alive)
+                return
             group.hold(sink, _reply(handle, method, url, headers, body), keep_alive)
             return
         group.commit()  # not an item operation: it runs after the open group commits

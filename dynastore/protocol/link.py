@@ -115,7 +115,10 @@ class FrameReader:
             if end > size:
                 self._wanted = 4 + length
                 break
-            messages.append(decode(view[position + 4:end]))
+            try:
+                messages.append(decode(view[position + 4:end]))
+            except (ValueError, EOFError, TypeError) as error:  # not marshal data
+                raise LinkError(f"an undecodable frame ({error})") from None
             position = end
         else:
             self._wanted = 4

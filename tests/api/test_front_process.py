@@ -224,3 +224,41 @@ def test_single_process_mode_serves_without_a_front(tmp_path: Path) -> None:
     finally:
         stop_server(process)
     assert process.returncode == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", [(), ("--single-process",)], ids=["front", "single-process"])
+def test_a_transaction_that_cannot_begin_is_a_500_and_the_server_lives_on(
+    tmp_path: Path, mode: tuple[str, ...]
+) -> None:
+    """Another program holding SQLite's write lock past the busy timeout (an
+    operator's sqlite3 shell in a transaction): the request is not run and
+    gets InternalServerError; the server goes on serving once the lock is gone."""
+    import sqlite3
+
+    from botocore.exceptions import ClientError
+
+    process, url = start_server("--data-dir", str(tmp_path), *mode)
+    try:
+        client = make_client(url)
+        client.create_table(
+            TableName="locked",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        shell = sqlite3.connect(tmp_path / "dynastore.db", isolation_level=None)
+        shell.execute("BEGIN IMMEDIATE")
+        try:
+            with pytest.raises(ClientError) as refused:
+                client.put_item(TableName="locked", Item={"pk": {"S": "a"}})
+            assert refused.value.response["Error"]["Code"] == "InternalServerError"
+        finally:
+            shell.execute("ROLLBACK")
+            shell.close()
+        client.put_item(TableName="locked", Item={"pk": {"S": "b"}})
+        assert client.get_item(TableName="locked", Key={"pk": {"S": "b"}})["Item"] == {"pk": {"S": "b"}}
+        assert "Item" not in client.get_item(TableName="locked", Key={"pk": {"S": "a"}})
+        assert process.poll() is None
+    finally:
+        stop_server(process)

@@ -85,3 +85,9 @@ def test_nothing_is_returned_until_a_frame_is_complete() -> None:
 def test_a_length_past_any_request_is_a_corrupt_stream() -> None:
     with pytest.raises(LinkError):
         FrameReader().feed(FRAME_HEADER.pack(MAX_FRAME_BYTES + 1) + b"x")
+
+
+def test_a_frame_that_is_not_marshal_data_is_a_corrupt_stream() -> None:
+    garbage = b"\xff\x00not marshal"
+    with pytest.raises(LinkError):
+        FrameReader().feed(FRAME_HEADER.pack(len(garbage)) + garbage)
