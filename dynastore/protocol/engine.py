@@ -31,7 +31,7 @@ from dynastore.errors import InternalServerError
 from dynastore.protocol.app import Application, RequestHandler
 from dynastore.protocol.group_commit import GroupCommit, run_request
 from dynastore.protocol.http import JSON_1_0, LISTEN_BACKLOG, SHUTDOWN_GRACE_SECONDS, Reply
-from dynastore.protocol.link import HELLO, FrameReader, LinkError, reply_frame
+from dynastore.protocol.link import HELLO, FrameReader, LinkError, ReadinessSpinner, reply_frame
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -113,6 +113,7 @@ class FrontEndpoint(asyncio.Protocol):
         self.handle = handle
         self.group = group
         self.transport: asyncio.Transport | None = None
+        self.spinner: ReadinessSpinner | None = None
         self.reader = FrameReader()
         self.outgoing: list[bytes] = []
         self.failed = False
@@ -128,12 +129,15 @@ class FrontEndpoint(asyncio.Protocol):
         self.transport.set_write_buffer_limits(
             REPLY_WRITE_HIGH_WATER_BYTES, REPLY_WRITE_LOW_WATER_BYTES
         )
+        self.spinner = ReadinessSpinner(transport.get_extra_info("socket").fileno())
 
     def send(self, reply: Reply, keep_alive: bool) -> None:
         """A reply is ready (the group-commit sink): queue it for this batch's write."""
         self.outgoing.extend(reply_frame(reply))
 
     def data_received(self, data: bytes) -> None:
+        if self.spinner is not None:
+            self.spinner.answered()
         try:
             messages = self.reader.feed(data)
         except LinkError as error:
@@ -159,6 +163,11 @@ class FrontEndpoint(asyncio.Protocol):
             run_request(group, handle, self, method, url, headers, body, True)
         group.commit()
         self._flush()
+        if self.spinner is not None:
+            # A client in a tight loop sends its next request sooner than this
+            # process could fall asleep and be woken again (link.ReadinessSpinner).
+            self.spinner.started_waiting()
+            self.spinner.spin()
 
     def _flush(self) -> None:
         outgoing = self.outgoing

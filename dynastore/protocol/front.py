@@ -35,7 +35,14 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from dynastore.protocol.http import HttpConnection, HttpListener, Reply, new_event_loop
-from dynastore.protocol.link import HELLO, FrameReader, LinkError, decode_reply, frame
+from dynastore.protocol.link import (
+    HELLO,
+    FrameReader,
+    LinkError,
+    ReadinessSpinner,
+    decode_reply,
+    frame,
+)
 
 logger = logging.getLogger("dynastore.front")
 
@@ -51,6 +58,7 @@ class EngineLink(asyncio.Protocol):
     def __init__(self, front: FrontServer) -> None:
         self.front = front
         self.transport: asyncio.Transport | None = None
+        self.spinner: ReadinessSpinner | None = None
         self.reader = FrameReader(decode_reply)
         self.waiting: deque[tuple[HttpConnection, bool]] = deque()
         """(connection, keep-alive) of each forwarded request, oldest first."""
@@ -60,6 +68,7 @@ class EngineLink(asyncio.Protocol):
         self.transport.set_write_buffer_limits(
             LINK_WRITE_HIGH_WATER_BYTES, LINK_WRITE_LOW_WATER_BYTES
         )
+        self.spinner = ReadinessSpinner(transport.get_extra_info("socket").fileno())
         self.transport.writelines(frame(HELLO))
 
     def forward(
@@ -78,8 +87,15 @@ class EngineLink(asyncio.Protocol):
         # Written at once: while the engine is busy the requests queue in the
         # socket, and its next read takes them all.
         self.transport.writelines(frame((method, url, headers, body)))
+        if len(self.waiting) == 1 and self.spinner is not None:
+            # The only request in flight: its reply is usually back sooner
+            # than this process could fall asleep and be woken again.
+            self.spinner.started_waiting()
+            self.spinner.spin()
 
     def data_received(self, data: bytes) -> None:
+        if self.spinner is not None:
+            self.spinner.answered()
         try:
             replies = self.reader.feed(data)
         except LinkError as error:

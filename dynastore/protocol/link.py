@@ -22,7 +22,9 @@ into a marshal buffer.
 from __future__ import annotations
 
 import marshal
+import select
 import struct
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -127,3 +129,56 @@ class FrameReader:
             self._chunks = [rest]
             self._buffered = len(rest)
         return messages
+
+
+class ReadinessSpinner:
+    """An adaptive busy-wait for the link to become readable.
+
+    Why: each hop between the processes is a wake-up of a sleeping process,
+    and on a virtual machine waking an idle CPU costs tens of microseconds:
+    with one client in a tight loop, GetItem p50 was 0.16 ms through the front
+    against 0.145 ms in one process, and 0.055 ms once both ends spin briefly
+    instead of sleeping (ADR 0003). Spinning pays only when the other side
+    answers quickly, so ``spin`` runs only while the last answer came within
+    ``quick_seconds`` (even when this side slept for it): a client that
+    thinks for a millisecond between requests costs no spinning at all, and
+    under load the data is already there (the first poll returns at once).
+    """
+
+    __slots__ = ("_poll", "_budget_seconds", "_quick_seconds", "worth_it", "_waiting_since")
+
+    def __init__(
+        self,
+        file_descriptor: int,
+        budget_seconds: float = limits.LINK_SPIN_MAX_SECONDS,
+        quick_seconds: float = limits.LINK_SPIN_WHEN_ANSWERED_WITHIN_SECONDS,
+    ) -> None:
+        poller = select.poll()
+        poller.register(file_descriptor, select.POLLIN)
+        self._poll = poller.poll
+        self._budget_seconds = budget_seconds
+        self._quick_seconds = quick_seconds
+        self.worth_it = budget_seconds > 0
+        """Whether the other side answered quickly last time (so spinning pays)."""
+        self._waiting_since = 0.0
+
+    def started_waiting(self) -> None:
+        """The other side was sent something; its answer is awaited from now."""
+        self._waiting_since = time.perf_counter()
+
+    def answered(self) -> None:
+        """Data arrived (whether this side spun or slept for it): was it quick?"""
+        waited = time.perf_counter() - self._waiting_since
+        self.worth_it = self._budget_seconds > 0 and waited < self._quick_seconds
+
+    def spin(self) -> None:
+        """Busy-wait up to the budget for the link to be readable, if worth it;
+        the event loop then finds it readable without sleeping."""
+        if not self.worth_it:
+            return
+        poll = self._poll
+        clock = time.perf_counter
+        deadline = self._waiting_since + self._budget_seconds
+        while clock() < deadline:
+            if poll(0):
+                return

@@ -91,3 +91,32 @@ def test_a_frame_that_is_not_marshal_data_is_a_corrupt_stream() -> None:
     garbage = b"\xff\x00not marshal"
     with pytest.raises(LinkError):
         FrameReader().feed(FRAME_HEADER.pack(len(garbage)) + garbage)
+
+
+def test_the_spinner_spins_only_for_a_side_that_answers_quickly() -> None:
+    import socket
+    import time
+
+    from dynastore.protocol.link import ReadinessSpinner
+
+    mine, theirs = socket.socketpair()
+    with mine, theirs:
+        spinner = ReadinessSpinner(mine.fileno(), budget_seconds=0.002, quick_seconds=0.010)
+        spinner.started_waiting()
+        theirs.send(b"x")
+        started = time.perf_counter()
+        spinner.spin()  # readable already: returns at once
+        assert time.perf_counter() - started < 0.002
+        spinner.answered()
+        assert spinner.worth_it
+        mine.recv(1)
+        spinner.started_waiting()
+        spinner.spin()  # nothing comes: gives up after the budget
+        assert 0.0019 < time.perf_counter() - spinner._waiting_since < 0.050
+        time.sleep(0.02)
+        spinner.answered()  # answered slowly: not worth spinning for next time
+        assert not spinner.worth_it
+        spinner.started_waiting()
+        started = time.perf_counter()
+        spinner.spin()
+        assert time.perf_counter() - started < 0.001
