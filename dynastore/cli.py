@@ -52,10 +52,6 @@ class StorageFailed(Exception):
     """A COMMIT failed (disk full, I/O error): the server stopped itself."""
 
 
-class ServerFailed(Exception):
-    """A part of the server went away (the HTTP front process): it stopped itself."""
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dynastore", description="A DynamoDB-compatible database."
@@ -176,10 +172,6 @@ def serve(arguments: argparse.Namespace) -> int:
         print(f"dynastore: stopped: the store could not commit ({error}); "
               "every acknowledged write is safe, restart to continue", file=sys.stderr)
         return 1
-    except ServerFailed as error:
-        print(f"dynastore: stopped: {error}; every acknowledged write is safe, "
-              "restart to continue", file=sys.stderr)
-        return 1
     finally:
         database.close()
     logger.info("stopped")
@@ -192,13 +184,14 @@ def front_process_supported() -> bool:
 
 
 class FrontProcess:
-    """The started front process, its link, and the address it listens on."""
+    """The listening sockets, and the front process started beside them."""
 
-    def __init__(self, process: subprocess.Popen[bytes], link: socket.socket,
-                 address: tuple[str, int]) -> None:
+    def __init__(self, listening: list[socket.socket], process: subprocess.Popen[bytes],
+                 link: socket.socket, handoff: socket.socket) -> None:
+        self.listening = listening
         self.process = process
         self.link = link
-        self.address = address
+        self.handoff = handoff
 
     @classmethod
     def start(cls, host: str, port: int, log_level: str) -> FrontProcess:
@@ -206,19 +199,17 @@ class FrontProcess:
 
         listening = bind_listening_sockets(host, port)
         try:
-            address = listening[0].getsockname()[:2]
-            process, link = start_front(listening, log_level)
-        finally:
-            # The front has its own copies. Ours must not outlive its: a
-            # listening socket left open here would queue connections that
-            # nobody accepts once the front has stopped.
+            process, link, handoff = start_front(log_level)
+        except BaseException:
             for sock in listening:
                 sock.close()
-        return cls(process, link, (str(address[0]), int(address[1])))
+            raise
+        return cls(listening, process, link, handoff)
 
     def abandon(self) -> None:
         """The engine could not start: stop the front at once."""
-        self.link.close()
+        for sock in (*self.listening, self.link, self.handoff):
+            sock.close()
         self.process.kill()
         self.process.wait()
 
@@ -254,14 +245,14 @@ def listen_url(host: str, port: int) -> str:
 async def serve_until_signalled(
     database: Database, host: str, port: int, where: str, front: FrontProcess | None = None
 ) -> None:
-    from dynastore.protocol.engine import EngineServer, FrontProcessLost
+    from dynastore.protocol.engine import EngineServer
     from dynastore.protocol.server import Server
 
     server: Server | EngineServer
     if front is None:
         server = Server(database, host, port, group_commit=True)
     else:
-        server = EngineServer(database, front.process, front.link, front.address)
+        server = EngineServer(database, front.listening, front.process, front.link, front.handoff)
     # The console (/console) is served beside the API and calls it in-process,
     # exactly as any client would (dynastore/console).
     from dynastore.console import with_console
@@ -271,8 +262,6 @@ async def serve_until_signalled(
         bound_host, bound_port = await server.start()
     except OSError as error:  # the address is in use, or not ours to bind
         raise CannotListen(str(error)) from error
-    except FrontProcessLost as error:
-        raise ServerFailed(str(error)) from error
     stop_requested = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signal_number in (signal.SIGINT, signal.SIGTERM):
@@ -295,7 +284,5 @@ async def serve_until_signalled(
     sweeper.stop()
     triggers.stop()
     await server.stop()
-    if isinstance(server.failure, FrontProcessLost):
-        raise ServerFailed(str(server.failure)) from server.failure
     if server.failure is not None:
         raise StorageFailed(str(server.failure)) from server.failure

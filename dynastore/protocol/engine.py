@@ -1,17 +1,25 @@
-"""The engine's side of ``dynastore serve``: the database, answering requests
-that the HTTP front process forwards over the link (ADR 0003).
+"""The engine's side of ``dynastore serve``: the database, and every
+connection's requests, whichever process parses its HTTP (ADR 0003).
 
-``bind_listening_sockets`` binds the server's address here (so a port in use
-is reported by the command the user ran, and port 0 is resolved before the
-front starts); ``start_front`` starts protocol/front.py with those sockets
-and one end of a socketpair; ``FrontEndpoint`` is this end of the link.
+The engine binds the listening sockets and accepts every connection itself
+(``EngineServer``). The first ``HTTP_ENGINE_CONNECTIONS`` open at a time are
+served right here, as the single-process server does: one client (a test
+suite, a script) pays no hop between processes. Connections beyond those
+are handed to the HTTP front process (protocol/front.py) over a Unix socket
+(the descriptor itself, SCM_RIGHTS); the front parses their HTTP and
+forwards each complete request over the link (protocol/link.py), answered
+by ``FrontEndpoint`` here.
 
 Each read from the link brings every request the front has forwarded since
 the last read. They run one at a time, to completion, on this loop (ADR
 0000), item operations inside one group-commit transaction
-(group_commit.py); at the end of the batch the group commits and the
-replies go back in one write, in request order. A reply to a write therefore
-leaves only after its COMMIT: "acknowledged" still means "survives kill -9".
+(group_commit.py, shared with the connections served here); at the end of
+the batch the group commits and the replies go back in one write, in
+request order. A reply to a write therefore leaves only after its COMMIT:
+"acknowledged" still means "survives kill -9".
+
+If the front goes away (or never comes up), the engine serves every new
+connection itself: the server stays up, on one core.
 """
 
 from __future__ import annotations
@@ -27,11 +35,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
+from dynastore import limits
 from dynastore.errors import InternalServerError
 from dynastore.protocol.app import Application, RequestHandler
 from dynastore.protocol.group_commit import GroupCommit, run_request
 from dynastore.protocol.http import JSON_1_0, LISTEN_BACKLOG, SHUTDOWN_GRACE_SECONDS, Reply
 from dynastore.protocol.link import HELLO, FrameReader, LinkError, ReadinessSpinner, reply_frame
+from dynastore.protocol.server import Server
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -79,27 +89,28 @@ def bind_listening_sockets(host: str, port: int) -> list[socket.socket]:
     return sockets
 
 
-def start_front(
-    listening: list[socket.socket], log_level: str
-) -> tuple[subprocess.Popen[bytes], socket.socket]:
-    """Start the front process on ``listening``; returns it and the engine's
-    end of the link. The sockets stay open here too (closing them is the
-    caller's choice): the front has its own copies."""
-    engine_end, front_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+def start_front(log_level: str) -> tuple[subprocess.Popen[bytes], socket.socket, socket.socket]:
+    """Start the front process; returns it, the engine's end of the link and
+    the engine's end of the socket that hands connections over."""
+    link, front_link = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    handoff, front_handoff = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        arguments = [sys.executable, "-m", FRONT_MODULE, "--link-fd", str(front_end.fileno())]
-        for sock in listening:
-            arguments += ["--listen-fd", str(sock.fileno())]
-        arguments += ["--log-level", log_level]
-        process = subprocess.Popen(
-            arguments, pass_fds=(front_end.fileno(), *(sock.fileno() for sock in listening))
-        )
+        arguments = [
+            sys.executable, "-m", FRONT_MODULE,
+            "--link-fd", str(front_link.fileno()),
+            "--handoff-fd", str(front_handoff.fileno()),
+            "--log-level", log_level,
+        ]
+        process = subprocess.Popen(arguments, pass_fds=(front_link.fileno(), front_handoff.fileno()))
     except BaseException:
-        engine_end.close()
+        link.close()
+        handoff.close()
         raise
     finally:
-        front_end.close()
-    return process, engine_end
+        front_link.close()
+        front_handoff.close()
+    handoff.setblocking(False)
+    return process, link, handoff
 
 
 class FrontEndpoint(asyncio.Protocol):
@@ -201,83 +212,143 @@ class FrontEndpoint(asyncio.Protocol):
 
 
 FRONT_START_TIMEOUT_SECONDS = 30.0
-"""How long the engine waits for the front's HELLO (the front imports little;
-a busy machine still starts it in well under a second)."""
+"""How long the front may take to say HELLO (it imports little; a busy
+machine still starts it in well under a second). Until then, and if it
+never does, the engine serves every connection itself."""
 FRONT_EXIT_GRACE_SECONDS = 5.0
 """After the link closed, how long the front may take to exit before it is killed."""
 
 
-class FrontProcessLost(Exception):
-    """The front process went away while the server was not stopping."""
-
-
 class EngineServer:
-    """``dynastore serve``'s engine: the database here, HTTP in the front
-    process. The same interface as the single-process ``server.Server``
-    (``application``, ``start``, ``stop``, ``failure``, ``on_failure``), so the
-    CLI drives either."""
+    """``dynastore serve``'s engine: accepts every connection, serves the
+    first few itself and hands the rest to the front process. The same
+    interface as the single-process ``server.Server`` (``application``,
+    ``start``, ``stop``, ``failure``, ``on_failure``), so the CLI drives either."""
 
     def __init__(
         self,
         database: Database,
+        listening: list[socket.socket],
         front: subprocess.Popen[bytes],
         link: socket.socket,
-        address: tuple[str, int],
+        handoff: socket.socket,
         application: RequestHandler | None = None,
+        engine_connections: int = limits.HTTP_ENGINE_CONNECTIONS,
     ) -> None:
         self.database = database
+        self.listening = listening
         self.front = front
         self.link = link
-        self.address = address
+        self.handoff = handoff
+        self.engine_connections = engine_connections
         self.application: RequestHandler = application or Application(database)
         self.group = GroupCommit(database, self._commit_failed)
+        self.local = Server(database)
+        """The connections served in this process (its group is ours)."""
+        self.local.group = self.group
+        self._adopting = 0
+        """Accepted connections on their way into ``local`` (not counted there yet)."""
+        self.front_serving = False
+        """The front said HELLO and its link is up: connections can be handed over."""
         self.failure: BaseException | None = None
-        """Why the server stopped itself (a failed COMMIT, the front lost), else None."""
+        """Why the server stopped itself (a failed COMMIT), else None."""
         self.on_failure: Callable[[BaseException], None] | None = None
         self.stopping = False
         self.endpoint: FrontEndpoint | None = None
 
     async def start(self) -> tuple[str, int]:
-        """Connect the link and wait for the front to be listening."""
+        """Accept connections; returns the address they come to."""
         loop = asyncio.get_running_loop()
+        self.local.application = self.application
         endpoint = FrontEndpoint(self.application.handle, self.group)
         self.endpoint = endpoint
-        await loop.connect_accepted_socket(lambda: endpoint, self.link)
-        try:
-            await asyncio.wait_for(asyncio.shield(endpoint.ready), FRONT_START_TIMEOUT_SECONDS)
-        except (ConnectionError, TimeoutError) as error:
-            self._kill_front()
-            raise FrontProcessLost(
-                f"the HTTP front process did not start (exit status {self.front.poll()})"
-            ) from error
+        endpoint.ready.add_done_callback(self._front_ready)
         endpoint.closed.add_done_callback(self._link_closed)
-        return self.address
+        await loop.connect_accepted_socket(lambda: endpoint, self.link)
+        for sock in self.listening:
+            sock.setblocking(False)
+            loop.add_reader(sock.fileno(), self._accept, sock)
+        loop.call_later(FRONT_START_TIMEOUT_SECONDS, self._front_start_timed_out)
+        host, port = self.listening[0].getsockname()[:2]
+        return str(host), int(port)
+
+    def _front_ready(self, ready: asyncio.Future[None]) -> None:
+        if not ready.cancelled() and ready.exception() is None and not self.stopping:
+            self.front_serving = True
+
+    def _front_start_timed_out(self) -> None:
+        if self.endpoint is not None and not self.endpoint.ready.done():
+            logger.error("the HTTP front process did not start; serving every connection here")
+            self._kill_front()
 
     def _link_closed(self, _: asyncio.Future[None]) -> None:
-        if self.stopping:
-            return
-        self.failure = FrontProcessLost(
-            f"the HTTP front process went away (exit status {self.front.poll()})"
-        )
-        if self.on_failure is not None:
-            self.on_failure(self.failure)
+        self.front_serving = False
+        if not self.stopping:
+            logger.error(
+                "the HTTP front process went away (exit status %s); its connections are "
+                "lost, and every new connection is served here", self.front.poll()
+            )
 
+    # --- accepting ---------------------------------------------------------------
+    def _accept(self, listening: socket.socket) -> None:
+        for _ in range(limits.HTTP_ACCEPTS_PER_TURN):
+            try:
+                connection, _address = listening.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as error:  # out of descriptors, or the listener closed
+                logger.warning("could not accept a connection: %s", error)
+                return
+            connection.setblocking(False)
+            connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            local = len(self.local.connections) + self._adopting
+            if local >= self.engine_connections and self.front_serving and self._hand_off(connection):
+                continue
+            self._adopt(connection)
+
+    def _hand_off(self, connection: socket.socket) -> bool:
+        """Give the connection to the front; False if it cannot take it now."""
+        try:
+            socket.send_fds(self.handoff, [b"c"], [connection.fileno()])
+        except OSError:  # the front is not reading (its socket is full) or gone
+            return False
+        connection.close()  # the front holds its own descriptor now
+        return True
+
+    def _adopt(self, connection: socket.socket) -> None:
+        self._adopting += 1
+        task = asyncio.get_running_loop().create_task(self.local.adopt(connection))
+        task.add_done_callback(self._adopted)
+
+    def _adopted(self, task: asyncio.Task[None]) -> None:
+        self._adopting -= 1
+        if not task.cancelled() and task.exception() is not None:
+            logger.warning("could not serve an accepted connection: %s", task.exception())
+
+    # --- failure and shutdown ---------------------------------------------------
     def _commit_failed(self, error: BaseException) -> None:
         """A group's COMMIT failed: refuse further requests, have the owner stop us."""
         self.failure = error
         if self.endpoint is not None:
             self.endpoint.commit_failed()
+        self.local._commit_failed(error)
         if self.on_failure is not None:
             self.on_failure(error)
 
     async def stop(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
-        """Have the front stop accepting and finish the requests in progress
-        (they are still answered here), then wait for it to exit."""
+        """Stop accepting; let the requests in progress finish, here and in the
+        front (whose requests are still answered here); then the front exits."""
         self.stopping = True
-        endpoint = self.endpoint
+        self.front_serving = False
+        loop = asyncio.get_running_loop()
+        for sock in self.listening:
+            loop.remove_reader(sock.fileno())
+            sock.close()
         if self.front.poll() is None:
             self.front.send_signal(signal.SIGTERM)
-        if endpoint is not None:
+        await self.local.stop(grace_seconds)
+        endpoint = self.endpoint
+        if endpoint is not None and self.front.poll() is None:
             try:
                 await asyncio.wait_for(
                     asyncio.shield(endpoint.closed), grace_seconds + FRONT_EXIT_GRACE_SECONDS
@@ -285,8 +356,8 @@ class EngineServer:
             except TimeoutError:
                 logger.warning("the HTTP front process did not stop in time; killing it")
         self.group.commit()
-        deadline = asyncio.get_running_loop().time() + FRONT_EXIT_GRACE_SECONDS
-        while self.front.poll() is None and asyncio.get_running_loop().time() < deadline:
+        deadline = loop.time() + FRONT_EXIT_GRACE_SECONDS
+        while self.front.poll() is None and loop.time() < deadline:
             await asyncio.sleep(0.01)
         self._kill_front()
 
@@ -294,4 +365,6 @@ class EngineServer:
         if self.front.poll() is None:
             self.front.kill()
             self.front.wait()
+        self.front_serving = False
         self.link.close()
+        self.handoff.close()

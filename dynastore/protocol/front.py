@@ -1,9 +1,10 @@
 """The HTTP front process of ``dynastore serve`` (ADR 0003).
 
-    python -m dynastore.protocol.front --listen-fd N [--listen-fd M ...] --link-fd L
+    python -m dynastore.protocol.front --link-fd L --handoff-fd H
 
-The engine process (protocol/engine.py) binds the listening sockets, makes a
-socketpair and starts this process with both. Here HTTP is parsed, bounded and
+The engine process (protocol/engine.py) accepts every connection; past the
+few it serves itself, it hands each new connection to this process over the
+handoff socket (the descriptor itself). Here its HTTP is parsed, bounded and
 answered (protocol/http.py); every complete request is forwarded over the
 link to the engine, which runs it, and the replies come back in order. The
 front holds no data and no state of the database, so nothing is lost when it
@@ -15,10 +16,10 @@ was spending about half of each GetItem on HTTP parsing, the response head,
 the CRC32 and the socket system calls. Here that work runs on the second
 core; the link moves many requests per system call.
 
-Lifetime: SIGTERM or SIGINT stops it gracefully (no new connections,
-requests in progress are answered, then it exits 0; the engine sends
-SIGTERM when it is told to stop). If the engine goes away (the link
-closes), every connection is dropped at once and the process exits 1.
+Lifetime: SIGTERM or SIGINT stops it gracefully (requests in progress are
+answered, then it exits 0; the engine sends SIGTERM when it is told to
+stop). If the engine goes away (the link closes), every connection is
+dropped at once and the process exits 1.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any, cast
 
+from dynastore import limits
 from dynastore.protocol.http import HttpConnection, HttpListener, Reply, new_event_loop
 from dynastore.protocol.link import (
     HELLO,
@@ -171,17 +173,54 @@ class FrontServer(HttpListener):
             self.finished.set_result(0)
 
 
-async def run_front(listen_fds: Sequence[int], link_fd: int) -> int:
+class HandoffReceiver:
+    """Takes the connections the engine hands over (SCM_RIGHTS) and serves them."""
+
+    def __init__(self, front: FrontServer, handoff: socket.socket) -> None:
+        self.front = front
+        self.handoff = handoff
+        handoff.setblocking(False)
+        asyncio.get_running_loop().add_reader(handoff.fileno(), self._receive)
+
+    def _receive(self) -> None:
+        loop = asyncio.get_running_loop()
+        for _ in range(limits.HTTP_ACCEPTS_PER_TURN):
+            try:
+                data, descriptors, _, _ = socket.recv_fds(self.handoff, 64, 64)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as error:
+                logger.error("the handoff socket failed: %s", error)
+                self.stop()
+                return
+            if not data:  # the engine closed it: the link's end follows
+                self.stop()
+                return
+            for descriptor in descriptors:
+                connection = socket.socket(fileno=descriptor)
+                if self.front.stopping:
+                    connection.close()
+                    continue
+                loop.create_task(self.front.adopt(connection))
+
+    def stop(self) -> None:
+        """Take no more connections."""
+        if self.handoff.fileno() != -1:
+            asyncio.get_running_loop().remove_reader(self.handoff.fileno())
+            self.handoff.close()
+
+
+async def run_front(link_fd: int, handoff_fd: int) -> int:
     loop = asyncio.get_running_loop()
     front = FrontServer()
     front.finished = loop.create_future()
     await loop.connect_accepted_socket(lambda: front.link, socket.socket(fileno=link_fd))
-    for listen_fd in listen_fds:
-        await front.listen_on(socket.socket(fileno=listen_fd))
+    receiver = HandoffReceiver(front, socket.socket(fileno=handoff_fd))
     stopping: list[asyncio.Task[Any]] = []
 
     def stop() -> None:
         if not stopping:
+            receiver.stop()
             stopping.append(loop.create_task(front.stop_gracefully()))
 
     for signal_number in (signal.SIGTERM, signal.SIGINT):
@@ -195,8 +234,8 @@ async def run_front(listen_fds: Sequence[int], link_fd: int) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dynastore.protocol.front")
-    parser.add_argument("--listen-fd", type=int, action="append", required=True)
     parser.add_argument("--link-fd", type=int, required=True)
+    parser.add_argument("--handoff-fd", type=int, required=True)
     parser.add_argument("--log-level", default="info")
     arguments = parser.parse_args(argv)
     logging.basicConfig(
@@ -207,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     loop = new_event_loop()
     asyncio.set_event_loop(loop)
     try:
-        return loop.run_until_complete(run_front(arguments.listen_fd, arguments.link_fd))
+        return loop.run_until_complete(run_front(arguments.link_fd, arguments.handoff_fd))
     finally:
         loop.close()
 

@@ -465,6 +465,14 @@ class HttpListener:
         )
         self._started(listener)
 
+    async def adopt(self, sock: socket.socket) -> None:
+        """Serve a connection accepted elsewhere (the engine's accept loop, or
+        one the engine handed to the front)."""
+        if self._date_timer is None:
+            self._tick()
+        loop = asyncio.get_running_loop()
+        await loop.connect_accepted_socket(lambda: HttpConnection(self), sock)
+
     def _started(self, listener: asyncio.AbstractServer) -> None:
         self._listeners.append(listener)
         if self._date_timer is None:

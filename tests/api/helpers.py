@@ -65,3 +65,74 @@ def children_of(pid: int) -> list[int]:
         except OSError:
             continue  # the process ended while we looked
     return found
+
+
+def raw_request(target: str, body: bytes) -> bytes:
+    """One DynamoDB API call as raw HTTP/1.1 bytes."""
+    return (
+        "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\n"
+        f"X-Amz-Target: DynamoDB_20120810.{target}\r\nX-Amz-Date: 20261129T000000Z\r\n"
+        f"Authorization: {SIGV4}\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+
+
+def read_replies(sock: Any, count: int) -> list[tuple[int, dict[bytes, bytes], bytes]]:
+    """``count`` HTTP replies (status, lower-cased headers, body) read off ``sock``."""
+    stream = sock.makefile("rb")
+    replies = []
+    for _ in range(count):
+        status = int(stream.readline().split()[1])
+        headers: dict[bytes, bytes] = {}
+        while (line := stream.readline()) not in (b"\r\n", b""):
+            name, _, value = line.partition(b":")
+            headers[name.strip().lower()] = value.strip()
+        replies.append((status, headers, stream.read(int(headers.get(b"content-length", 0)))))
+    return replies
+
+
+def request_id_prefix(sock: Any) -> bytes:
+    """The x-amzn-RequestId prefix of the process answering on ``sock`` (each
+    HTTP process draws its own at start: the prefix tells which one answered)."""
+    sock.sendall(raw_request("ListTables", b"{}"))
+    (_, headers, _), = read_replies(sock, 1)
+    return headers[b"x-amzn-requestid"][:32]
+
+
+def occupy_the_engines_connections(port: int) -> tuple[list[Any], bytes]:
+    """Open the connections ``dynastore serve``'s engine serves itself
+    (limits.HTTP_ENGINE_CONNECTIONS), so that the next connection is handed to
+    the HTTP front process; returns them (close them when done) and the
+    engine's request-id prefix."""
+    import socket
+
+    from dynastore import limits
+
+    deadline = time.monotonic() + 10
+    while True:
+        held = [socket.create_connection(("127.0.0.1", port), timeout=10)
+                for _ in range(limits.HTTP_ENGINE_CONNECTIONS)]
+        prefixes = {request_id_prefix(sock) for sock in held}
+        if len(prefixes) == 1:
+            return held, prefixes.pop()
+        # Another connection still held one of the engine's places (a client
+        # closed it just now, and the engine has not seen the close yet).
+        for sock in held:
+            sock.close()
+        assert time.monotonic() < deadline, "the engine's connections stay taken"
+        time.sleep(0.05)
+
+
+def front_connection(port: int, engine_prefix: bytes, timeout_s: float = 10) -> Any:
+    """A new connection that the HTTP front process answers. Until the front
+    has started the engine serves every connection itself, so this retries
+    (closing each connection the engine took) for up to ``timeout_s``."""
+    import socket
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        sock = socket.create_connection(("127.0.0.1", port), timeout=timeout_s)
+        if request_id_prefix(sock) != engine_prefix:
+            return sock
+        sock.close()
+        assert time.monotonic() < deadline, "no connection was handed to the front"
+        time.sleep(0.02)

@@ -19,7 +19,7 @@ import pytest
 
 from dynastore import __version__
 from tests.api.conftest import make_client
-from tests.api.helpers import SIGV4
+from tests.api.helpers import SIGV4, front_connection, occupy_the_engines_connections
 
 LISTEN_LINE = re.compile(r"^dynastore \S+ listening on http://127\.0\.0\.1:(\d+) \(data: (.+)\)$")
 
@@ -200,12 +200,17 @@ def test_signal_stops_the_server_promptly_with_exit_code_0(
     assert took_s < 3
 
 
-@pytest.mark.parametrize("mode", [(), ("--single-process",)], ids=["front", "single-process"])
-def test_shutdown_finishes_the_request_in_progress(
-    servers: list[RunningServer], mode: tuple[str, ...]
-) -> None:
-    server = RunningServer("--in-memory", *mode)
+@pytest.mark.parametrize("path", ["engine", "front", "single-process"])
+def test_shutdown_finishes_the_request_in_progress(servers: list[RunningServer], path: str) -> None:
+    """On a connection the engine serves, one the HTTP front serves, and in
+    single-process mode."""
+    server = RunningServer("--in-memory", *(("--single-process",) if path == "single-process" else ()))
     servers.append(server)
+    held: list[socket.socket] = []
+    engine_prefix = b""
+    if path == "front":  # the engine's own connections are taken: the next is the front's
+        held, engine_prefix = occupy_the_engines_connections(server.port)
+        front_connection(server.port, engine_prefix).close()  # (once the front is up)
     body = b"{}"
     head = (
         "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\n"
@@ -221,6 +226,8 @@ def test_shutdown_finishes_the_request_in_progress(
         sock.sendall(head + body + head)
         first_reply = read_one_reply(sock)
         assert first_reply.startswith(b"HTTP/1.1 200 OK"), first_reply
+        if path == "front":
+            assert engine_prefix not in first_reply, "the engine served it, not the front"
         server.process.send_signal(signal.SIGTERM)
         # Stops accepting new connections (once the loop has taken the signal)...
         assert refuses_connections_within(server.port, timeout_s=10)
@@ -229,6 +236,8 @@ def test_shutdown_finishes_the_request_in_progress(
         reply = b""
         while chunk := sock.recv(65536):
             reply += chunk
+    for held_sock in held:
+        held_sock.close()
     assert reply.startswith(b"HTTP/1.1 200 OK"), reply
     assert b"Connection: close" in reply
     server.process.wait(timeout=10)

@@ -1,8 +1,12 @@
-"""``dynastore serve`` runs HTTP in a front process and the database in the
-engine process (ADR 0003): what that must never change for a client.
+"""``dynastore serve`` runs two processes (ADR 0003): the engine accepts every
+connection and serves the first few itself; the rest are handed to the HTTP
+front process, whose requests come back to the engine over a link. What that
+must never change for a client, on either path.
 
 Each test starts its own ``python -m dynastore serve`` (the engine) and
-finds the front as its child process.
+finds the front as its child process. A connection is known to be served by
+the front when its replies carry another x-amzn-RequestId prefix than the
+engine's (tests/api/helpers.py).
 """
 
 from __future__ import annotations
@@ -13,13 +17,22 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from botocore.exceptions import ClientError
 
-from tests.api.conftest import make_client, server_log, start_server, stop_server
-from tests.api.helpers import SIGV4, children_of
+from dynastore import limits
+from tests.api.conftest import make_client, start_server, stop_server
+from tests.api.helpers import (
+    children_of,
+    front_connection,
+    occupy_the_engines_connections,
+    raw_request,
+    read_replies,
+    request_id_prefix,
+)
 
 FRONT_MODULE = "dynastore.protocol.front"
 
@@ -44,10 +57,10 @@ def is_running(pid: int) -> bool:
     return state != "Z"
 
 
-def wait_until(condition: object, timeout_s: float = 10.0) -> bool:
+def wait_until(condition: Callable[[], bool], timeout_s: float = 10.0) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
+        if condition():
             return True
         time.sleep(0.02)
     return False
@@ -61,27 +74,25 @@ def refuses_connections(port: int) -> bool:
     return False
 
 
-def raw_request(target: str, body: bytes) -> bytes:
-    return (
-        "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\n"
-        f"X-Amz-Target: DynamoDB_20120810.{target}\r\nX-Amz-Date: 20261129T000000Z\r\n"
-        f"Authorization: {SIGV4}\r\nContent-Length: {len(body)}\r\n\r\n"
-    ).encode() + body
+def port_of(url: str) -> int:
+    return int(url.rsplit(":", 1)[1])
 
 
-def read_replies(sock: socket.socket, count: int) -> list[tuple[int, bytes]]:
-    """``count`` HTTP replies (status, body) read off ``sock``."""
-    stream = sock.makefile("rb")
-    replies = []
-    for _ in range(count):
-        status = int(stream.readline().split()[1])
-        length = 0
-        while (line := stream.readline()) not in (b"\r\n", b""):
-            name, _, value = line.partition(b":")
-            if name.lower() == b"content-length":
-                length = int(value)
-        replies.append((status, stream.read(length)))
-    return replies
+def create_table(url: str, name: str, *items: dict[str, object]) -> None:
+    """Create a table (and put ``items``) with a client whose connections are
+    closed afterwards, so they hold none of the engine's own connections."""
+    client = make_client(url)
+    try:
+        client.create_table(
+            TableName=name,
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        for item in items:
+            client.put_item(TableName=name, Item=item)
+    finally:
+        client.close()
 
 
 @pytest.fixture
@@ -93,94 +104,122 @@ def engine() -> Iterator[tuple[subprocess.Popen[bytes], str]]:
         stop_server(process)
 
 
-def test_serve_runs_a_front_process_that_forwards_to_the_engine(
+def test_the_engine_serves_its_first_connections_and_hands_the_rest_to_the_front(
     engine: tuple[subprocess.Popen[bytes], str],
 ) -> None:
     process, url = engine
     front = front_of(process)
-    client = make_client(url)
-    assert "TableNames" in client.list_tables()
-    assert is_running(front)
+    create_table(url, "both")
+    held, engine_prefix = occupy_the_engines_connections(port_of(url))
+    try:
+        with front_connection(port_of(url), engine_prefix) as handed_over:
+            # Both paths reach one database.
+            put = {"TableName": "both", "Item": {"pk": {"S": "a"}, "n": {"N": "1"}}}
+            handed_over.sendall(raw_request("PutItem", json.dumps(put).encode()))
+            assert read_replies(handed_over, 1)[0][0] == 200
+        get = {"TableName": "both", "Key": {"pk": {"S": "a"}}, "ConsistentRead": True}
+        held[0].sendall(raw_request("GetItem", json.dumps(get).encode()))
+        status, _, body = read_replies(held[0], 1)[0]
+        assert status == 200 and json.loads(body)["Item"]["n"] == {"N": "1"}
+        assert is_running(front)
+    finally:
+        for sock in held:
+            sock.close()
+    # Once the engine's connections have closed, a new one is the engine's again.
+    def served_by_the_engine() -> bool:
+        with socket.create_connection(("127.0.0.1", port_of(url)), timeout=10) as sock:
+            return request_id_prefix(sock) == engine_prefix
+
+    assert wait_until(served_by_the_engine)
 
 
 def test_the_front_exits_when_the_engine_is_killed(
     engine: tuple[subprocess.Popen[bytes], str],
 ) -> None:
-    """kill -9 of the server (the engine) leaves no process behind holding
-    its port: the front sees the link close and exits at once."""
+    """kill -9 of the server (the engine) leaves no process behind: the front
+    sees the link close, drops its connections and exits at once."""
     process, url = engine
-    port = int(url.rsplit(":", 1)[1])
+    port = port_of(url)
     front = front_of(process)
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(raw_request("ListTables", b"{}"))
-        assert read_replies(sock, 1)[0][0] == 200
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=10)
-        assert wait_until(lambda: not is_running(front)), "the front outlived the engine"
-        sock.settimeout(5)
-        try:  # the open connection is dropped, not left hanging
-            assert sock.recv(1) == b""
-        except ConnectionResetError:
-            pass
+    held, engine_prefix = occupy_the_engines_connections(port)
+    try:
+        with front_connection(port, engine_prefix) as handed_over:
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=10)
+            assert wait_until(lambda: not is_running(front)), "the front outlived the engine"
+            handed_over.settimeout(5)
+            try:  # the open connection is dropped, not left hanging
+                assert handed_over.recv(1) == b""
+            except ConnectionResetError:
+                pass
+    finally:
+        for sock in held:
+            sock.close()
     assert wait_until(lambda: refuses_connections(port))
 
 
-def test_the_engine_stops_when_the_front_dies(tmp_path: Path) -> None:
-    """If the front goes away the server cannot be reached: the engine says
-    so and exits 1 (its data safe), rather than running on unreachable."""
+def test_the_engine_serves_on_when_the_front_dies(tmp_path: Path) -> None:
+    """If the front goes away, its connections are lost (nothing they were
+    told was written is), and the engine serves every new connection itself."""
     process, url = start_server("--data-dir", str(tmp_path))
+    port = port_of(url)
     try:
-        client = make_client(url)
-        client.create_table(
-            TableName="kept",
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        client.put_item(TableName="kept", Item={"pk": {"S": "a"}})
-        os.kill(front_of(process), signal.SIGKILL)
-        assert process.wait(timeout=15) == 1
-        assert "the HTTP front process went away" in server_log(process)
-    finally:
-        stop_server(process)
-    process, url = start_server("--data-dir", str(tmp_path))
-    try:
+        create_table(url, "kept", {"pk": {"S": "a"}})
+        held, engine_prefix = occupy_the_engines_connections(port)
+        try:
+            with front_connection(port, engine_prefix) as handed_over:
+                os.kill(front_of(process), signal.SIGKILL)
+                handed_over.settimeout(5)
+                try:
+                    assert handed_over.recv(1) == b""
+                except ConnectionResetError:
+                    pass
+            extra = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(3)]
+            try:
+                assert {request_id_prefix(sock) for sock in extra} == {engine_prefix}
+            finally:
+                for sock in extra:
+                    sock.close()
+        finally:
+            for sock in held:
+                sock.close()
         item = make_client(url).get_item(TableName="kept", Key={"pk": {"S": "a"}})["Item"]
         assert item == {"pk": {"S": "a"}}
+        assert process.poll() is None
     finally:
         stop_server(process)
+    assert process.returncode == 0
 
 
 def test_deeply_pipelined_requests_cross_the_link_in_order(
     engine: tuple[subprocess.Popen[bytes], str],
 ) -> None:
-    """More requests in flight on one connection than the front lets one
-    connection have (it stops reading, then resumes): each reply is the
+    """More requests in flight on one front connection than the front lets
+    one connection have (it stops reading, then resumes): each reply is the
     answer to its own request, in order."""
-    process, url = engine
-    port = int(url.rsplit(":", 1)[1])
-    client = make_client(url)
-    client.create_table(
-        TableName="pipelined",
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    _, url = engine
+    create_table(url, "pipelined")
     count = 600
     requests = []
     for number in range(count):
-        key = {"pk": {"S": f"k{number}"}}
         if number % 2 == 0:
-            item = {**key, "n": {"N": str(number)}}
-            requests.append(raw_request("PutItem", json.dumps({"TableName": "pipelined", "Item": item}).encode()))
+            item = {"pk": {"S": f"k{number}"}, "n": {"N": str(number)}}
+            body = json.dumps({"TableName": "pipelined", "Item": item})
+            requests.append(raw_request("PutItem", body.encode()))
         else:
-            previous = {"pk": {"S": f"k{number - 1}"}}
-            body = json.dumps({"TableName": "pipelined", "Key": previous, "ConsistentRead": True})
+            key = {"pk": {"S": f"k{number - 1}"}}
+            body = json.dumps({"TableName": "pipelined", "Key": key, "ConsistentRead": True})
             requests.append(raw_request("GetItem", body.encode()))
-    with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
-        sock.sendall(b"".join(requests))
-        replies = read_replies(sock, count)
-    for number, (status, body) in enumerate(replies):
+    held, engine_prefix = occupy_the_engines_connections(port_of(url))
+    try:
+        with front_connection(port_of(url), engine_prefix, timeout_s=20) as handed_over:
+            handed_over.sendall(b"".join(requests))
+            replies = read_replies(handed_over, count)
+    finally:
+        for sock in held:
+            sock.close()
+    assert count > limits.HTTP_MAX_PIPELINED_REQUESTS
+    for number, (status, _, body) in enumerate(replies):
         assert status == 200, body
         if number % 2 == 0:
             assert json.loads(body) == {}
@@ -192,16 +231,20 @@ def test_a_body_near_the_request_limit_crosses_the_link_intact(
     engine: tuple[subprocess.Popen[bytes], str],
 ) -> None:
     """A 15 MB request body is one frame on the link: the engine sees every
-    byte of it (here: valid JSON until the last byte, so the answer proves
+    byte of it (valid JSON until the last byte, so the second answer proves
     the engine parsed all of it)."""
     _, url = engine
-    port = int(url.rsplit(":", 1)[1])
     padding = "x" * (15 * 1024 * 1024)
     whole = json.dumps({"Limit": 1, "Padding": padding}).encode()
     broken = whole[:-1] + b"!"
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-        sock.sendall(raw_request("ListTables", whole) + raw_request("ListTables", broken))
-        (first_status, first), (second_status, second) = read_replies(sock, 2)
+    held, engine_prefix = occupy_the_engines_connections(port_of(url))
+    try:
+        with front_connection(port_of(url), engine_prefix, timeout_s=30) as handed_over:
+            handed_over.sendall(raw_request("ListTables", whole) + raw_request("ListTables", broken))
+            (first_status, _, first), (second_status, _, second) = read_replies(handed_over, 2)
+    finally:
+        for sock in held:
+            sock.close()
     assert first_status == 200, first
     assert "TableNames" in json.loads(first)
     assert second_status == 400
@@ -213,12 +256,7 @@ def test_single_process_mode_serves_without_a_front(tmp_path: Path) -> None:
     try:
         assert children_of(process.pid) == []
         client = make_client(url)
-        client.create_table(
-            TableName="solo",
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        create_table(url, "solo")
         client.put_item(TableName="solo", Item={"pk": {"S": "a"}, "n": {"N": "1"}})
         assert client.get_item(TableName="solo", Key={"pk": {"S": "a"}})["Item"]["n"] == {"N": "1"}
     finally:
@@ -227,26 +265,24 @@ def test_single_process_mode_serves_without_a_front(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", [(), ("--single-process",)], ids=["front", "single-process"])
+@pytest.mark.parametrize("path", ["engine", "front", "single-process"])
 def test_a_transaction_that_cannot_begin_is_a_500_and_the_server_lives_on(
-    tmp_path: Path, mode: tuple[str, ...]
+    tmp_path: Path, path: str
 ) -> None:
     """Another program holding SQLite's write lock past the busy timeout (an
     operator's sqlite3 shell in a transaction): the request is not run and
     gets InternalServerError; the server goes on serving once the lock is gone."""
     import sqlite3
 
-    from botocore.exceptions import ClientError
-
+    mode = ("--single-process",) if path == "single-process" else ()
     process, url = start_server("--data-dir", str(tmp_path), *mode)
+    held: list[socket.socket] = []
     try:
+        create_table(url, "locked")
+        if path == "front":
+            held, engine_prefix = occupy_the_engines_connections(port_of(url))
+            front_connection(port_of(url), engine_prefix).close()  # the front is up
         client = make_client(url)
-        client.create_table(
-            TableName="locked",
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
         shell = sqlite3.connect(tmp_path / "dynastore.db", isolation_level=None)
         shell.execute("BEGIN IMMEDIATE")
         try:
@@ -261,4 +297,6 @@ def test_a_transaction_that_cannot_begin_is_a_500_and_the_server_lives_on(
         assert "Item" not in client.get_item(TableName="locked", Key={"pk": {"S": "a"}})
         assert process.poll() is None
     finally:
+        for sock in held:
+            sock.close()
         stop_server(process)
