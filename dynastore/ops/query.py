@@ -297,6 +297,7 @@ def handle(database: Database, request: dict[str, Any]) -> bytes:
         sort_range,
         forward=request.get("ScanIndexForward", True) is not False,
         exclusive_start_sk=start_sk,
+        expected_rows=request.get("Limit"),
     )
     return respond(schema, request, read_plan(schema, request, expressions, select), rows)
 
@@ -612,6 +613,7 @@ def _query_index(
         sort_range,
         forward=request.get("ScanIndexForward", True) is not False,
         exclusive_start_sk=start_sk,
+        expected_rows=request.get("Limit"),
     )
     if fetch:
         rows = TableFetch(database.storage, schema, rows)

@@ -98,10 +98,14 @@ class Storage(ABC):
         sort_range: SortKeyRange,
         forward: bool = True,
         exclusive_start_sk: bytes | None = None,
+        expected_rows: int | None = None,
     ) -> Iterator[Row]:
         """Items of one partition in sort-key order (reversed if not forward),
         starting after ``exclusive_start_sk``. The iterator may be abandoned
-        at any point; it must not hold locks that block writes once dropped."""
+        at any point; it must not hold locks that block writes once dropped.
+        ``expected_rows`` is a hint (a Query's Limit): the backend reads that
+        many first (at most FIRST_CHUNK_ROWS) instead of a whole first chunk;
+        the iterator still yields every row if the caller reads on."""
 
     @abstractmethod
     def scan(

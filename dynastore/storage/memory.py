@@ -42,6 +42,7 @@ from dynastore.storage.ranges import (
     FIRST_CHUNK_ROWS,
     MAX_CHUNK_ROWS,
     Bound,
+    first_chunk_rows,
     is_empty_range,
     sort_key_bounds,
 )
@@ -164,12 +165,13 @@ class MemoryStorage(Storage):
         sort_range: SortKeyRange,
         forward: bool = True,
         exclusive_start_sk: bytes | None = None,
+        expected_rows: int | None = None,
     ) -> Iterator[Row]:
         table = self._table(table_id)
         lower, upper = sort_key_bounds(sort_range, forward, exclusive_start_sk)
         if is_empty_range(lower, upper):
             return iter(())
-        return _query_chunks(table, pk, lower, upper, forward)
+        return _query_chunks(table, pk, lower, upper, forward, first_chunk_rows(expected_rows))
 
     def scan(
         self,
@@ -237,9 +239,13 @@ def _remove(table: _Table, pk: bytes, sk: bytes) -> Row | None:
 
 
 def _query_chunks(
-    table: _Table, pk: bytes, lower: Bound | None, upper: Bound | None, forward: bool
+    table: _Table,
+    pk: bytes,
+    lower: Bound | None,
+    upper: Bound | None,
+    forward: bool,
+    chunk_rows: int,
 ) -> Iterator[Row]:
-    chunk_rows = FIRST_CHUNK_ROWS
     while True:
         partition = table.partitions.get(pk)
         if partition is None:

@@ -17,6 +17,14 @@ FIRST_CHUNK_ROWS = 32
 MAX_CHUNK_ROWS = 512
 """Chunks double up to this bound, so long reads amortise the re-query."""
 
+def first_chunk_rows(expected_rows: int | None) -> int:
+    """The first chunk of a read: what the caller expects to read when it
+    said (a Limit of 25 reads 25 rows, not 32), never more than FIRST_CHUNK_ROWS."""
+    if expected_rows is None:
+        return FIRST_CHUNK_ROWS
+    return max(1, min(expected_rows, FIRST_CHUNK_ROWS))
+
+
 Bound = tuple[bytes, bool]
 """(value, inclusive) of one end of a sort-key range."""
 

@@ -42,6 +42,7 @@ from dynastore.storage.ranges import (
     FIRST_CHUNK_ROWS,
     MAX_CHUNK_ROWS,
     Bound,
+    first_chunk_rows,
     is_empty_range,
     sort_key_bounds,
 )
@@ -300,11 +301,14 @@ class SQLiteStorage(Storage):
         sort_range: SortKeyRange,
         forward: bool = True,
         exclusive_start_sk: bytes | None = None,
+        expected_rows: int | None = None,
     ) -> Iterator[Row]:
         lower, upper = sort_key_bounds(sort_range, forward, exclusive_start_sk)
         if is_empty_range(lower, upper):
             return iter(())
-        return self._query_chunks(table_id, pk, partition_hash(pk), lower, upper, forward)
+        return self._query_chunks(
+            table_id, pk, partition_hash(pk), lower, upper, forward, first_chunk_rows(expected_rows)
+        )
 
     def _query_chunks(
         self,
@@ -314,8 +318,8 @@ class SQLiteStorage(Storage):
         lower: Bound | None,
         upper: Bound | None,
         forward: bool,
+        chunk_rows: int,
     ) -> Iterator[Row]:
-        chunk_rows = FIRST_CHUNK_ROWS
         while True:
             sql = _QUERY_SQL[(forward, _lower_op(lower), _upper_op(upper))]
             parameters: list[object] = [table_id, pk_hash, pk]

@@ -118,7 +118,8 @@ class StreamStore:
         log.shards = [Shard.from_json(row.item) for row in self.storage.query(
             record.table_id, SHARDS_PK, SortKeyRange())]
         for index, shard in enumerate(log.shards):
-            last = next(self.storage.query(record.table_id, shard.shard_id.encode(), SortKeyRange(), forward=False), None)
+            last = next(self.storage.query(record.table_id, shard.shard_id.encode(), SortKeyRange(),
+                                           forward=False, expected_rows=1), None)
             if last is not None:
                 shard.end = int(last.sk)
                 self.next_sequence = max(self.next_sequence, shard.end + 1)
@@ -187,7 +188,8 @@ class StreamStore:
     def _close_shard(self, log: StreamLog, shard: Shard, now: float) -> None:
         """Close a shard at its last *stored* record (a write whose transaction
         rolled back advanced ``end`` in memory only)."""
-        last = next(self.storage.query(log.storage_id, shard.shard_id.encode(), SortKeyRange(), forward=False), None)
+        last = next(self.storage.query(log.storage_id, shard.shard_id.encode(), SortKeyRange(),
+                                       forward=False, expected_rows=1), None)
         shard.end = int(last.sk) if last is not None else None
         shard.closed = True
         shard.closed_at = now

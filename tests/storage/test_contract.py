@@ -973,3 +973,18 @@ def test_the_in_memory_store_keeps_one_key_object_per_partition() -> None:
     assert len(rows) == 3
     assert rows[0].pk is rows[1].pk is rows[2].pk
     assert rows[0].pk_hash is rows[1].pk_hash is rows[2].pk_hash
+
+
+@pytest.mark.parametrize("expected_rows", [1, 5, 25, 32, 40, 1000])
+@pytest.mark.parametrize("forward", [True, False])
+def test_a_query_reads_on_past_its_expected_rows(
+    storage: Storage, expected_rows: int, forward: bool
+) -> None:
+    """``expected_rows`` only sizes the first read: a caller that reads on
+    gets every row, in order, whatever the hint."""
+    table_id = storage.create_table("t", b"{}")
+    for number in range(150):
+        storage.put(table_id, make_row(b"p", number.to_bytes(2, "big")))
+    rows = list(storage.query(table_id, b"p", SortKeyRange(), forward=forward, expected_rows=expected_rows))
+    expected = [number.to_bytes(2, "big") for number in range(150)]
+    assert [row.sk for row in rows] == (expected if forward else expected[::-1])
