@@ -30,6 +30,8 @@ import signal
 import socket
 import subprocess
 import sys
+import time
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -114,7 +116,15 @@ def start_front(log_level: str) -> tuple[subprocess.Popen[bytes], socket.socket,
 
 
 class FrontEndpoint(asyncio.Protocol):
-    """The engine's end of the link: runs the front's requests, sends replies."""
+    """The engine's end of the link: runs the front's requests in the order
+    they came, sends the replies in the same order.
+
+    Requests wait in ``pending``. A run takes them for at most
+    LINK_REPLY_FLUSH_SECONDS, then commits the group, writes the replies and,
+    if some are left, yields to the event loop before the next run: the
+    requests that arrived meanwhile join the queue behind them, and the first
+    replies of a long batch do not wait for its last request (at 32
+    connections a batch of Queries on a data directory takes ~5 ms)."""
 
     def __init__(
         self,
@@ -126,6 +136,11 @@ class FrontEndpoint(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.spinner: ReadinessSpinner | None = None
         self.reader = FrameReader()
+        self.pending: deque[tuple[bytes, bytes, dict[bytes, bytes], bytes]] = deque()
+        self.run_scheduled = False
+        self.writing_paused = False
+        """The front is not reading replies: no request runs until it does."""
+        self.reading_paused = False
         self.outgoing: list[bytes] = []
         self.failed = False
         """A COMMIT failed: further requests are refused, the server is stopping."""
@@ -143,7 +158,7 @@ class FrontEndpoint(asyncio.Protocol):
         self.spinner = ReadinessSpinner(transport.get_extra_info("socket").fileno())
 
     def send(self, reply: Reply, keep_alive: bool) -> None:
-        """A reply is ready (the group-commit sink): queue it for this batch's write."""
+        """A reply is ready (the group-commit sink): queue it for this run's write."""
         self.outgoing.extend(reply_frame(reply))
 
     def data_received(self, data: bytes) -> None:
@@ -162,29 +177,64 @@ class FrontEndpoint(asyncio.Protocol):
                 return
             self.ready.set_result(None)
             messages = messages[1:]
-        group, handle = self.group, self.handle
         if not all(type(message) is tuple and len(message) == 4 for message in messages):
             logger.critical("the front sent a frame that is not a request; closing the link")
             self._close()
             return
-        for method, url, headers, body in messages:
+        self.pending.extend(messages)
+        if not self.run_scheduled:
+            self._run()
+        self._update_reading()
+
+    def _run(self) -> None:
+        """Run pending requests for at most LINK_REPLY_FLUSH_SECONDS, then
+        commit and send their replies (see the class docstring)."""
+        self.run_scheduled = False
+        if self.writing_paused:
+            return
+        pending, group, handle = self.pending, self.group, self.handle
+        clock = time.perf_counter
+        stop_at = clock() + limits.LINK_REPLY_FLUSH_SECONDS
+        while pending:
+            method, url, headers, body = pending.popleft()
             if self.failed:
                 self.send(STOPPED_AFTER_FAILURE, False)
-                continue
-            run_request(group, handle, self, method, url, headers, body, True)
+            else:
+                run_request(group, handle, self, method, url, headers, body, True)
+            if clock() >= stop_at:
+                break
         group.commit()
         self._flush()
-        if self.spinner is not None:
+        if pending:
+            self.run_scheduled = True
+            asyncio.get_running_loop().call_soon(self._run)
+        elif self.spinner is not None:
             # A client in a tight loop sends its next request sooner than this
             # process could fall asleep and be woken again (link.ReadinessSpinner).
             self.spinner.started_waiting()
             self.spinner.spin()
+
+    def _update_reading(self) -> None:
+        """Stop reading the link while replies back up or too many requests
+        wait (the front then stops reading its clients): every buffer bounded."""
+        transport = self.transport
+        if transport is None:
+            return
+        paused = self.writing_paused or len(self.pending) >= limits.LINK_PENDING_REQUESTS_MAX
+        if paused != self.reading_paused:
+            self.reading_paused = paused
+            if paused:
+                transport.pause_reading()
+            else:
+                transport.resume_reading()
 
     def _flush(self) -> None:
         outgoing = self.outgoing
         if outgoing and self.transport is not None:
             self.outgoing = []
             self.transport.writelines(outgoing)
+        if self.reading_paused:
+            self._update_reading()
 
     def commit_failed(self) -> None:
         """The group's COMMIT failed (its replies are errors already): refuse the rest."""
@@ -192,12 +242,15 @@ class FrontEndpoint(asyncio.Protocol):
         self._flush()
 
     def pause_writing(self) -> None:
-        if self.transport is not None:
-            self.transport.pause_reading()
+        self.writing_paused = True
+        self._update_reading()
 
     def resume_writing(self) -> None:
-        if self.transport is not None:
-            self.transport.resume_reading()
+        self.writing_paused = False
+        self._update_reading()
+        if self.pending and not self.run_scheduled:
+            self.run_scheduled = True
+            asyncio.get_running_loop().call_soon(self._run)
 
     def _close(self) -> None:
         if self.transport is not None:
@@ -205,6 +258,7 @@ class FrontEndpoint(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
+        self.pending.clear()
         if not self.ready.done():
             self.ready.set_exception(ConnectionError("the front process closed the link"))
         if not self.closed.done():
