@@ -300,3 +300,34 @@ def test_a_transaction_that_cannot_begin_is_a_500_and_the_server_lives_on(
         for sock in held:
             sock.close()
         stop_server(process)
+
+
+def test_many_front_connections_pipelining_at_once_are_all_answered_in_order(
+    engine: tuple[subprocess.Popen[bytes], str],
+) -> None:
+    """More requests in flight than the engine queues off the link
+    (limits.LINK_PENDING_REQUESTS_MAX): the link stops being read, then
+    resumes; every connection gets its own answers, in order."""
+    _, url = engine
+    create_table(url, "crowd", *({"pk": {"S": f"k{n}"}, "n": {"N": str(n)}} for n in range(20)))
+    connections, per_connection = 12, 150
+    assert connections * per_connection > limits.LINK_PENDING_REQUESTS_MAX
+    held, engine_prefix = occupy_the_engines_connections(port_of(url))
+    fronts = [front_connection(port_of(url), engine_prefix, timeout_s=30) for _ in range(connections)]
+    try:
+        for index, sock in enumerate(fronts):
+            keys = [(index + number) % 20 for number in range(per_connection)]
+            sock.sendall(b"".join(
+                raw_request("GetItem", json.dumps(
+                    {"TableName": "crowd", "Key": {"pk": {"S": f"k{key}"}}}).encode())
+                for key in keys
+            ))
+        for index, sock in enumerate(fronts):
+            keys = [(index + number) % 20 for number in range(per_connection)]
+            replies = read_replies(sock, per_connection)
+            assert [json.loads(body)["Item"]["n"]["N"] for _, _, body in replies] == [
+                str(key) for key in keys
+            ]
+    finally:
+        for sock in (*held, *fronts):
+            sock.close()
