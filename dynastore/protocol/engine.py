@@ -316,6 +316,9 @@ class EngineServer:
         self.local.application = self.application
         endpoint = FrontEndpoint(self.application.handle, self.group)
         self.endpoint = endpoint
+        # A lone client of the engine's own may be spun for while the front
+        # has nothing waiting here (http.HttpConnection._maybe_spin).
+        self.local.spin_after_reply = lambda: not endpoint.pending
         endpoint.ready.add_done_callback(self._front_ready)
         endpoint.closed.add_done_callback(self._link_closed)
         await loop.connect_accepted_socket(lambda: endpoint, self.link)

@@ -38,6 +38,7 @@ import os
 import socket
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import cast
 
 import httptools
@@ -45,6 +46,7 @@ import orjson
 
 from dynastore import limits
 from dynastore.errors import RequestEntityTooLargeException
+from dynastore.protocol.link import ReadinessSpinner
 
 try:  # ISA-L's CRC32 is about 3x faster than zlib's (1 MB: 0.3 ms instead of 1.2 ms)
     from isal.isal_zlib import crc32  # type: ignore[import-not-found, unused-ignore]
@@ -161,6 +163,8 @@ class HttpConnection(asyncio.Protocol):
         self.last_request = False
         """No more requests are taken (the client asked to close, to upgrade,
         or sent something refused): close once every reply is written."""
+        self.spinner: ReadinessSpinner | None = None
+        """Made on the first reply that may spin (see ``_maybe_spin``)."""
         self.final_reply: Reply | None = None
         """A refusal waiting for the earlier requests' replies to be written."""
         self.messages_begun = 0
@@ -223,6 +227,8 @@ class HttpConnection(asyncio.Protocol):
                 transport.resume_reading()
 
     def data_received(self, data: bytes) -> None:
+        if self.spinner is not None:
+            self.spinner.answered()
         if self.closing or self.last_request:
             return
         self.last_active = self.server.clock_seconds
@@ -342,12 +348,31 @@ class HttpConnection(asyncio.Protocol):
             self._write(reply, b"")
             if self.reading_paused:
                 self.update_reading()
+            if last_reply:
+                self._maybe_spin()
             return
         if self.final_reply is not None:
             self._write(reply, b"")
             reply = self.final_reply
         self._write(reply, CONNECTION_CLOSE)
         self._close()
+
+    def _maybe_spin(self) -> None:
+        """A lone client in a tight loop sends its next request sooner than
+        this process could fall asleep and be woken again: busy-wait briefly
+        for it (link.ReadinessSpinner; only where the listener allows it)."""
+        server = self.server
+        allowed = server.spin_after_reply
+        if allowed is None or len(server.connections) != 1 or not allowed():
+            return
+        spinner = self.spinner
+        if spinner is None:
+            transport = self.transport
+            if transport is None:
+                return
+            spinner = self.spinner = ReadinessSpinner(transport.get_extra_info("socket").fileno())
+        spinner.started_waiting()
+        spinner.spin()
 
     def _write(self, reply: Reply, connection_header: bytes) -> None:
         transport = self.transport
@@ -429,6 +454,10 @@ class HttpListener:
         self.stopping = False
         self.clients_paused = False
         """Reading from every connection is paused (the front's link is full)."""
+        self.spin_after_reply: Callable[[], bool] | None = None
+        """If set, a lone connection busy-waits briefly for its client's next
+        request whenever this says so (the engine of ``dynastore serve``: not
+        in the embedded server, whose thread shares the user's process)."""
         self._listeners: list[asyncio.AbstractServer] = []
         self._date_timer: asyncio.TimerHandle | None = None
         self._all_closed: asyncio.Event | None = None
