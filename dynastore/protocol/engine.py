@@ -41,7 +41,13 @@ from dynastore import limits
 from dynastore.errors import InternalServerError
 from dynastore.protocol.app import Application, RequestHandler
 from dynastore.protocol.group_commit import GroupCommit, run_request
-from dynastore.protocol.http import JSON_1_0, LISTEN_BACKLOG, SHUTDOWN_GRACE_SECONDS, Reply
+from dynastore.protocol.http import (
+    JSON_1_0,
+    LISTEN_BACKLOG,
+    SHUTDOWN_GRACE_SECONDS,
+    Reply,
+    switch_reading,
+)
 from dynastore.protocol.link import HELLO, FrameReader, LinkError, ReadinessSpinner, reply_frame
 from dynastore.protocol.server import Server
 
@@ -220,13 +226,11 @@ class FrontEndpoint(asyncio.Protocol):
         transport = self.transport
         if transport is None:
             return
-        paused = self.writing_paused or len(self.pending) >= limits.LINK_PENDING_REQUESTS_MAX
-        if paused != self.reading_paused:
-            self.reading_paused = paused
-            if paused:
-                transport.pause_reading()
-            else:
-                transport.resume_reading()
+        self.reading_paused = switch_reading(
+            transport,
+            self.reading_paused,
+            self.writing_paused or len(self.pending) >= limits.LINK_PENDING_REQUESTS_MAX,
+        )
 
     def _flush(self) -> None:
         outgoing = self.outgoing

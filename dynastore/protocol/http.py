@@ -121,6 +121,17 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     return uvloop.new_event_loop()
 
 
+def switch_reading(transport: asyncio.Transport, paused: bool, pause: bool) -> bool:
+    """Pause or resume reading ``transport`` when ``pause`` differs from what
+    it is (``paused``); returns the new state."""
+    if pause != paused:
+        if pause:
+            transport.pause_reading()
+        else:
+            transport.resume_reading()
+    return pause
+
+
 def request_id_prefix() -> bytes:
     """32 random characters of [0-9A-Z]; with a 20-digit counter after them an
     ``x-amzn-RequestId`` looks like DynamoDB's ([0-9A-Z]{52}) and is unique
@@ -213,18 +224,12 @@ class HttpConnection(asyncio.Protocol):
         transport = self.transport
         if transport is None or self.closing:
             return
-        paused = (
+        self.reading_paused = switch_reading(transport, self.reading_paused, (
             self.writing_paused
             or self.server.clients_paused
             or self.unanswered >= limits.HTTP_MAX_PIPELINED_REQUESTS
             or self.last_request
-        )
-        if paused != self.reading_paused:
-            self.reading_paused = paused
-            if paused:
-                transport.pause_reading()
-            else:
-                transport.resume_reading()
+        ))
 
     def data_received(self, data: bytes) -> None:
         if self.spinner is not None:
