@@ -136,12 +136,16 @@ def serve(arguments: argparse.Namespace) -> int:
     front: FrontProcess | None = None
     if not arguments.single_process and front_process_supported():
         # The front starts first, so its interpreter and imports overlap the
-        # engine's; it accepts connections once the engine has greeted it.
+        # engine's (the engine serves every connection itself until it is up).
         try:
             front = FrontProcess.start(arguments.host, arguments.port, arguments.log_level)
-        except OSError as error:  # the address is in use, or not ours to bind
+        except CannotListen as error:  # the address is in use, or not ours to bind
             print(f"dynastore: cannot listen on {arguments.host}:{arguments.port}: {error}",
                   file=sys.stderr)
+            return 1
+        except OSError as error:  # the interpreter could not be started
+            print(f"dynastore: cannot start the HTTP front process ({error}); "
+                  "--single-process serves without it", file=sys.stderr)
             return 1
     from dynastore.database import Database
 
@@ -197,7 +201,10 @@ class FrontProcess:
     def start(cls, host: str, port: int, log_level: str) -> FrontProcess:
         from dynastore.protocol.engine import bind_listening_sockets, start_front
 
-        listening = bind_listening_sockets(host, port)
+        try:
+            listening = bind_listening_sockets(host, port)
+        except OSError as error:
+            raise CannotListen(str(error)) from error
         try:
             process, link, handoff = start_front(log_level)
         except BaseException:

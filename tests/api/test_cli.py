@@ -277,11 +277,12 @@ def test_a_data_dir_serves_one_server_at_a_time(
     assert "cannot open" in completed.stderr
 
 
-def test_port_in_use_is_a_clear_error(servers: list[RunningServer]) -> None:
+@pytest.mark.parametrize("mode", [(), ("--single-process",)], ids=["two-processes", "single-process"])
+def test_port_in_use_is_a_clear_error(servers: list[RunningServer], mode: tuple[str, ...]) -> None:
     server = RunningServer("--in-memory")
     servers.append(server)
     completed = subprocess.run(
-        [sys.executable, "-m", "dynastore", "serve", "--in-memory", "--port", str(server.port)],
+        [sys.executable, "-m", "dynastore", "serve", "--in-memory", "--port", str(server.port), *mode],
         capture_output=True,
         text=True,
         timeout=30,
