@@ -83,10 +83,10 @@ HTTP_MAX_PIPELINED_REQUESTS = 128
 # --- Bounds of our own and rules measured on the live service (module that uses each) ---
 VALIDATION_ERRORS_MAX_LISTED = 10  # ops/shapes.py
 TABLE_NAME_CACHE_ENTRIES = 1024  # ops/shapes.py
-HTTP_SHUTDOWN_GRACE_SECONDS = 10.0  # protocol/server.py
-HTTP_IDLE_CONNECTION_SECONDS = 300  # protocol/server.py
-HTTP_STALLED_REQUEST_SECONDS = 60  # protocol/server.py
-HTTP_MAX_CONNECTIONS = 4096  # protocol/server.py
+HTTP_SHUTDOWN_GRACE_SECONDS = 10.0  # protocol/http.py
+HTTP_IDLE_CONNECTION_SECONDS = 300  # protocol/http.py
+HTTP_STALLED_REQUEST_SECONDS = 60  # protocol/http.py
+HTTP_MAX_CONNECTIONS = 4096  # protocol/http.py (each HTTP process)
 HTTP_ENGINE_CONNECTIONS = 2  # protocol/engine.py: connections the engine serves itself
 HTTP_ACCEPTS_PER_TURN = 64  # protocol/engine.py: connections accepted per turn of the loop
 LINK_REPLY_FLUSH_SECONDS = 1e-3  # protocol/engine.py: replies of a long batch leave at least this often
