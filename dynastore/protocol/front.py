@@ -16,9 +16,10 @@ was spending about half of each GetItem on HTTP parsing, the response head,
 the CRC32 and the socket system calls. Here that work runs on the second
 core; the link moves many requests per system call.
 
-Lifetime: SIGTERM or SIGINT stops it gracefully (requests in progress are
-answered, then it exits 0; the engine sends SIGTERM when it is told to
-stop). If the engine goes away (the link closes), every connection is
+Lifetime: SIGTERM stops it gracefully (requests in progress are answered,
+then it exits 0); the engine sends it when it is told to stop. SIGINT is
+ignored: Ctrl-C in a terminal reaches the whole process group, and the
+engine stops the front itself. If the engine goes away (the link closes), every connection is
 dropped at once and the process exits 1.
 """
 
@@ -223,8 +224,10 @@ async def run_front(link_fd: int, handoff_fd: int) -> int:
             receiver.stop()
             stopping.append(loop.create_task(front.stop_gracefully()))
 
-    for signal_number in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signal_number, stop)
+    loop.add_signal_handler(signal.SIGTERM, stop)
+    # Ctrl-C reaches the whole process group: the engine stops the front
+    # itself (SIGTERM), after it has stopped accepting, so the front ignores it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     status = await front.finished
     for task in stopping:
         if not task.done():

@@ -77,16 +77,21 @@ def raw_request(target: str, body: bytes) -> bytes:
 
 
 def read_replies(sock: Any, count: int) -> list[tuple[int, dict[bytes, bytes], bytes]]:
-    """``count`` HTTP replies (status, lower-cased headers, body) read off ``sock``."""
-    stream = sock.makefile("rb")
+    """``count`` HTTP replies (status, lower-cased headers, body) read off
+    ``sock``: all the replies to what was sent on it (the reader may read
+    ahead, and what it read ahead is gone with it)."""
     replies = []
-    for _ in range(count):
-        status = int(stream.readline().split()[1])
-        headers: dict[bytes, bytes] = {}
-        while (line := stream.readline()) not in (b"\r\n", b""):
-            name, _, value = line.partition(b":")
-            headers[name.strip().lower()] = value.strip()
-        replies.append((status, headers, stream.read(int(headers.get(b"content-length", 0)))))
+    with sock.makefile("rb") as stream:
+        for _ in range(count):
+            status_line = stream.readline()
+            if not status_line:
+                raise ConnectionError("the connection closed before a reply")
+            status = int(status_line.split()[1])
+            headers: dict[bytes, bytes] = {}
+            while (line := stream.readline()) not in (b"\r\n", b""):
+                name, _, value = line.partition(b":")
+                headers[name.strip().lower()] = value.strip()
+            replies.append((status, headers, stream.read(int(headers.get(b"content-length", 0)))))
     return replies
 
 
@@ -131,8 +136,12 @@ def front_connection(port: int, engine_prefix: bytes, timeout_s: float = 10) -> 
     deadline = time.monotonic() + timeout_s
     while True:
         sock = socket.create_connection(("127.0.0.1", port), timeout=timeout_s)
-        if request_id_prefix(sock) != engine_prefix:
-            return sock
+        try:
+            if request_id_prefix(sock) != engine_prefix:
+                return sock
+        except BaseException:
+            sock.close()
+            raise
         sock.close()
         assert time.monotonic() < deadline, "no connection was handed to the front"
         time.sleep(0.02)

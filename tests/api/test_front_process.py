@@ -174,6 +174,16 @@ def test_the_engine_serves_on_when_the_front_dies(tmp_path: Path) -> None:
                     assert handed_over.recv(1) == b""
                 except ConnectionResetError:
                     pass
+            # A connection handed over in the instant the front was dying is lost
+            # with it; once the engine has seen the link close, none is handed over.
+            def served_by_the_engine() -> bool:
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                        return request_id_prefix(sock) == engine_prefix
+                except OSError:  # ConnectionError included
+                    return False
+
+            assert wait_until(served_by_the_engine)
             extra = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(3)]
             try:
                 assert {request_id_prefix(sock) for sock in extra} == {engine_prefix}
@@ -331,3 +341,41 @@ def test_many_front_connections_pipelining_at_once_are_all_answered_in_order(
     finally:
         for sock in (*held, *fronts):
             sock.close()
+
+
+def test_ctrl_c_to_the_process_group_stops_both_processes_cleanly(tmp_path: Path) -> None:
+    """A terminal's Ctrl-C sends SIGINT to every process of the group: the
+    engine stops the front itself, so neither reports the other lost, the
+    requests in progress are answered and the exit status is 0."""
+    import sys
+
+    from tests.api.conftest import free_port, wait_for_port
+
+    port = free_port()
+    log = tmp_path / "server.log"
+    with open(log, "wb") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "dynastore", "serve", "--port", str(port), "--data-dir",
+             str(tmp_path / "data")],
+            stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    try:
+        wait_for_port(port, process)
+        held, engine_prefix = occupy_the_engines_connections(port)
+        front_connection(port, engine_prefix).close()  # the front is up and serving
+        # SIGINT to the front alone is ignored: it takes its orders from the engine.
+        os.kill(front_of(process), signal.SIGINT)
+        time.sleep(0.2)
+        front_connection(port, engine_prefix).close()  # still serving
+        assert is_running(front_of(process))
+        os.killpg(process.pid, signal.SIGINT)
+        assert process.wait(timeout=15) == 0
+        for sock in held:
+            sock.close()
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    logged = log.read_text()
+    assert "went away" not in logged, logged
+    assert "stopped" in logged
