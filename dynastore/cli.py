@@ -135,10 +135,12 @@ def serve(arguments: argparse.Namespace) -> int:
     )
     front: FrontProcess | None = None
     if not arguments.single_process and front_process_supported():
+        engine_connections = engine_connections_from_environment()
         # The front starts first, so its interpreter and imports overlap the
         # engine's (the engine serves every connection itself until it is up).
         try:
             front = FrontProcess.start(arguments.host, arguments.port, arguments.log_level)
+            front.engine_connections = engine_connections
         except CannotListen as error:  # the address is in use, or not ours to bind
             print(f"dynastore: cannot listen on {arguments.host}:{arguments.port}: {error}",
                   file=sys.stderr)
@@ -182,6 +184,26 @@ def serve(arguments: argparse.Namespace) -> int:
     return 0
 
 
+ENGINE_CONNECTIONS_VARIABLE = "DYNASTORE_ENGINE_CONNECTIONS"
+
+
+def engine_connections_from_environment() -> int:
+    """How many connections the engine serves itself before handing them to
+    the front (limits.HTTP_ENGINE_CONNECTIONS; 0 sends every one through the
+    front, as the black-box tests do to cover that path)."""
+    from dynastore import limits
+
+    value = os.environ.get(ENGINE_CONNECTIONS_VARIABLE)
+    if not value:
+        return limits.HTTP_ENGINE_CONNECTIONS
+    try:
+        return max(0, int(value))
+    except ValueError:
+        raise SystemExit(
+            f"dynastore: ${ENGINE_CONNECTIONS_VARIABLE} must be a whole number, not {value!r}"
+        ) from None
+
+
 def front_process_supported() -> bool:
     """The front process needs Unix sockets and descriptor passing (POSIX)."""
     return os.name == "posix" and hasattr(socket, "AF_UNIX")
@@ -196,6 +218,8 @@ class FrontProcess:
         self.process = process
         self.link = link
         self.handoff = handoff
+        self.engine_connections = 0
+        """How many connections the engine serves itself ($DYNASTORE_ENGINE_CONNECTIONS)."""
 
     @classmethod
     def start(cls, host: str, port: int, log_level: str) -> FrontProcess:
@@ -259,7 +283,10 @@ async def serve_until_signalled(
     if front is None:
         server = Server(database, host, port, group_commit=True)
     else:
-        server = EngineServer(database, front.listening, front.process, front.link, front.handoff)
+        server = EngineServer(
+            database, front.listening, front.process, front.link, front.handoff,
+            engine_connections=front.engine_connections,
+        )
     # The console (/console) is served beside the API and calls it in-process,
     # exactly as any client would (dynastore/console).
     from dynastore.console import with_console

@@ -308,6 +308,7 @@ class EngineServer:
         """Accepted connections on their way into ``local`` (not counted there yet)."""
         self.front_serving = False
         """The front said HELLO and its link is up: connections can be handed over."""
+        self.accepting = False
         self.failure: BaseException | None = None
         """Why the server stopped itself (a failed COMMIT), else None."""
         self.on_failure: Callable[[BaseException], None] | None = None
@@ -326,24 +327,37 @@ class EngineServer:
         endpoint.ready.add_done_callback(self._front_ready)
         endpoint.closed.add_done_callback(self._link_closed)
         await loop.connect_accepted_socket(lambda: endpoint, self.link)
-        for sock in self.listening:
-            sock.setblocking(False)
-            loop.add_reader(sock.fileno(), self._accept, sock)
+        if self.engine_connections > 0:
+            self._start_accepting()
+        # else: every connection is the front's, so accept once it is up (the
+        # kernel queues them meanwhile), or once it is known not to come.
         loop.call_later(FRONT_START_TIMEOUT_SECONDS, self._front_start_timed_out)
         host, port = self.listening[0].getsockname()[:2]
         return str(host), int(port)
 
+    def _start_accepting(self) -> None:
+        if self.accepting or self.stopping:
+            return
+        self.accepting = True
+        loop = asyncio.get_running_loop()
+        for sock in self.listening:
+            sock.setblocking(False)
+            loop.add_reader(sock.fileno(), self._accept, sock)
+
     def _front_ready(self, ready: asyncio.Future[None]) -> None:
         if not ready.cancelled() and ready.exception() is None and not self.stopping:
             self.front_serving = True
+        self._start_accepting()
 
     def _front_start_timed_out(self) -> None:
         if self.endpoint is not None and not self.endpoint.ready.done():
             logger.error("the HTTP front process did not start; serving every connection here")
             self._kill_front()
+            self._start_accepting()
 
     def _link_closed(self, _: asyncio.Future[None]) -> None:
         self.front_serving = False
+        self._start_accepting()
         if not self.stopping:
             logger.error(
                 "the HTTP front process went away (exit status %s); its connections are "
@@ -403,7 +417,8 @@ class EngineServer:
         self.front_serving = False
         loop = asyncio.get_running_loop()
         for sock in self.listening:
-            loop.remove_reader(sock.fileno())
+            if self.accepting:
+                loop.remove_reader(sock.fileno())
             sock.close()
         if self.front.poll() is None:
             self.front.send_signal(signal.SIGTERM)

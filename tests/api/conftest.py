@@ -4,7 +4,8 @@ Every test that uses ``client`` or ``endpoint`` runs twice, once per
 transport (the ``[http]`` and ``[embedded]`` test ids):
 
 - ``http``: one server subprocess (``python -m dynastore serve --in-memory``
-  on a free port) for the whole session, reached with a boto3 client;
+  on a free port, every connection through its HTTP front process) for the
+  whole session, reached with a boto3 client;
 - ``embedded``: one ``dynastore.open(directory)`` database on a scratch data
   directory; ``client`` is its in-process boto3 client (no socket) and
   ``endpoint`` is ``db.serve()``, a real HTTP server on the same database, so
@@ -80,7 +81,9 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout_s: float 
     raise RuntimeError("dynastore server did not start listening in time")
 
 
-def start_server(*extra_args: str) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(
+    *extra_args: str, environment: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
     """Start ``python -m dynastore serve`` on a free port; returns (process, url)."""
     port = free_port()
     # The log goes to a file, not a pipe: an unread pipe would block a chatty server.
@@ -89,6 +92,7 @@ def start_server(*extra_args: str) -> tuple[subprocess.Popen[bytes], str]:
         [sys.executable, "-m", "dynastore", "serve", "--port", str(port), *extra_args],
         stdout=log_file,
         stderr=subprocess.STDOUT,
+        env={**os.environ, **(environment or {})},
     )
     process.log_file = log_file  # type: ignore[attr-defined]
     wait_for_port(port, process)
@@ -143,7 +147,10 @@ def endpoint(request: pytest.FixtureRequest, transport: str, embedded_database: 
     if given:
         yield given
         return
-    process, url = start_server("--in-memory")
+    # Every connection through the HTTP front process (the engine serves its
+    # own first connections otherwise, and this suite's clients hold one or
+    # two): the front's path is the one a loaded server takes (ADR 0003).
+    process, url = start_server("--in-memory", environment={"DYNASTORE_ENGINE_CONNECTIONS": "0"})
     try:
         yield url
     finally:

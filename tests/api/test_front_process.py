@@ -379,3 +379,57 @@ def test_ctrl_c_to_the_process_group_stops_both_processes_cleanly(tmp_path: Path
     logged = log.read_text()
     assert "went away" not in logged, logged
     assert "stopped" in logged
+
+
+def socket_inodes_of(pid: int) -> set[str]:
+    inodes = set()
+    for entry in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{entry}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:["):-1])
+    return inodes
+
+
+def server_side_inode(server_port: int, client: socket.socket) -> str:
+    """The inode of the server's end of ``client``'s TCP connection (/proc/net/tcp)."""
+    client_port = client.getsockname()[1]
+    with open("/proc/net/tcp") as table:
+        for line in table.readlines()[1:]:
+            fields = line.split()
+            local_port = int(fields[1].split(":")[1], 16)
+            remote_port = int(fields[2].split(":")[1], 16)
+            if local_port == server_port and remote_port == client_port:
+                return fields[9]
+    raise AssertionError("the server's end of the connection is not in /proc/net/tcp")
+
+
+def test_engine_connections_0_sends_every_connection_through_the_front() -> None:
+    """DYNASTORE_ENGINE_CONNECTIONS=0 (how the black-box suite's server runs):
+    even the first connection is held by the front process, not the engine."""
+    process, url = start_server("--in-memory", environment={"DYNASTORE_ENGINE_CONNECTIONS": "0"})
+    port = port_of(url)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as first:
+            assert request_id_prefix(first) != b""
+            inode = server_side_inode(port, first)
+            assert inode in socket_inodes_of(front_of(process))
+            assert inode not in socket_inodes_of(process.pid)
+    finally:
+        stop_server(process)
+
+
+def test_by_default_the_engine_holds_its_first_connection() -> None:
+    """The control for the test above, by the same evidence."""
+    process, url = start_server("--in-memory")
+    port = port_of(url)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as first:
+            assert request_id_prefix(first) != b""
+            inode = server_side_inode(port, first)
+            assert inode in socket_inodes_of(process.pid)
+            assert inode not in socket_inodes_of(front_of(process))
+    finally:
+        stop_server(process)
