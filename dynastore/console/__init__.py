@@ -12,9 +12,21 @@ The console therefore talks to the database only through the DynamoDB API.
     start_console(endpoint_url) # the same from a background thread (tests, notebooks)
 """
 
+from typing import Any
+
 from dynastore.console.app import CONSOLE_PATH, ConsoleApp, with_console
 from dynastore.console.proxy import HttpForwarder, InProcessForwarder
-from dynastore.console.standalone import ConsoleServer, run_console, start_console
+
+
+def __getattr__(name: str) -> Any:
+    """The standalone server (http.server and friends) is imported on first
+    use: `dynastore serve` mounts the console in-process and never needs it."""
+    if name in ("ConsoleServer", "run_console", "start_console"):
+        from dynastore.console import standalone
+
+        return getattr(standalone, name)
+    raise AttributeError(f"module 'dynastore.console' has no attribute {name!r}")
+
 
 __all__ = [
     "CONSOLE_PATH",

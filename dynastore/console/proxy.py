@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import re
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -77,8 +75,25 @@ class HttpForwarder:
         self.region = region or _region_for(endpoint_url, self._session)
 
     def __call__(self, operation: str, body: bytes) -> tuple[int, bytes]:
-        headers = self._signed_headers(operation, body)
-        request = urllib.request.Request(self.endpoint_url, data=body, headers=headers, method="POST")
+        return self._send(self.endpoint_url, body, self._signed_headers(operation, body), "POST")
+
+    def admin(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
+        """A dynastore admin route of the endpoint; another DynamoDB endpoint
+        answers 404, which the console shows as "not available here"."""
+        return self._send(
+            self.endpoint_url.rstrip("/") + path, body or None,
+            {"Content-Type": "application/json"}, method,
+        )
+
+    def _send(
+        self, url: str, body: bytes | None, headers: dict[str, str], method: str
+    ) -> tuple[int, bytes]:
+        # urllib (http.client, email, ...) only where a remote endpoint is used:
+        # `dynastore serve` mounts the console in-process and never sends with it.
+        import urllib.error
+        import urllib.request
+
+        request = urllib.request.Request(url, data=body, headers=headers, method=method)
         try:
             with urllib.request.urlopen(request, timeout=REMOTE_TIMEOUT_SECONDS) as response:
                 return response.status, response.read()
@@ -89,23 +104,6 @@ class HttpForwarder:
             reason = getattr(error, "reason", error)
             message = f"Cannot reach {self.endpoint_url}: {reason}"
             return 502, _error_body("com.dynastore.console#EndpointUnreachable", message)
-
-    def admin(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
-        """A dynastore admin route of the endpoint; another DynamoDB endpoint
-        answers 404, which the console shows as "not available here"."""
-        request = urllib.request.Request(
-            self.endpoint_url.rstrip("/") + path, data=body or None, method=method,
-            headers={"Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=REMOTE_TIMEOUT_SECONDS) as response:
-                return response.status, response.read()
-        except urllib.error.HTTPError as error:
-            with error:
-                return error.code, error.read()
-        except (urllib.error.URLError, TimeoutError, OSError) as error:
-            reason = getattr(error, "reason", error)
-            return 502, _error_body("com.dynastore.console#EndpointUnreachable", f"Cannot reach {self.endpoint_url}: {reason}")
 
     def _signed_headers(self, operation: str, body: bytes) -> dict[str, str]:
         from botocore.auth import SigV4Auth

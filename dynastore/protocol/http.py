@@ -33,6 +33,7 @@ request or STALLED_REQUEST_SECONDS stuck in the middle of one.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import socket
@@ -42,7 +43,6 @@ from collections.abc import Callable
 from typing import cast
 
 import httptools
-import orjson
 
 from dynastore import limits
 from dynastore.errors import RequestEntityTooLargeException
@@ -93,7 +93,11 @@ STATUS_LINES: dict[int, bytes] = {
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 CONNECTION_CLOSE = b"Connection: close\r\n"
 TOO_LARGE: Reply = (
-    413, JSON_1_0, orjson.dumps(RequestEntityTooLargeException().to_wire()), b""
+    413,
+    JSON_1_0,
+    # The stdlib's json, formatted as orjson would: the front process needs no orjson.
+    json.dumps(RequestEntityTooLargeException().to_wire(), separators=(",", ":")).encode(),
+    b"",
 )
 HEADERS_TOO_LARGE: Reply = (431, TEXT_PLAIN, b"Request header fields too large", b"")
 BAD_REQUEST: Reply = (400, TEXT_PLAIN, b"Bad request", b"")
