@@ -77,19 +77,18 @@ class EngineLink(asyncio.Protocol):
     def forward(
         self,
         connection: HttpConnection,
-        method: bytes,
-        url: bytes,
-        headers: dict[bytes, bytes],
-        body: bytes,
         keep_alive: bool,
+        request: tuple[bytes, bytes, dict[bytes, bytes], bytes],
     ) -> None:
+        """Send ``request`` (method, url, headers, body) to the engine; its
+        reply goes to ``connection``."""
         if self.transport is None:
             connection.send(ENGINE_GONE, False)
             return
         self.waiting.append((connection, keep_alive))
         # Written at once: while the engine is busy the requests queue in the
         # socket, and its next read takes them all.
-        self.transport.writelines(frame((method, url, headers, body)))
+        self.transport.writelines(frame(request))
         if len(self.waiting) == 1 and self.spinner is not None:
             # The only request in flight: its reply is usually back sooner
             # than this process could fall asleep and be woken again.
@@ -143,7 +142,7 @@ class FrontServer(HttpListener):
         body: bytes,
         keep_alive: bool,
     ) -> None:
-        self.link.forward(connection, method, url, headers, body, keep_alive)
+        self.link.forward(connection, keep_alive, (method, url, headers, body))
 
     def pause_clients(self) -> None:
         self.clients_paused = True

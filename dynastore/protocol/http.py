@@ -491,28 +491,19 @@ class HttpListener:
         listener = await loop.create_server(
             lambda: HttpConnection(self), host, port, reuse_address=True, backlog=LISTEN_BACKLOG
         )
-        self._started(listener)
+        self._listeners.append(listener)
+        self._start_ticking()
         bound_host, bound_port = listener.sockets[0].getsockname()[:2]
         return str(bound_host), int(bound_port)
-
-    async def listen_on(self, sock: socket.socket) -> None:
-        """Start accepting on a socket that is already bound and listening."""
-        loop = asyncio.get_running_loop()
-        listener = await loop.create_server(
-            lambda: HttpConnection(self), sock=sock, backlog=LISTEN_BACKLOG
-        )
-        self._started(listener)
 
     async def adopt(self, sock: socket.socket) -> None:
         """Serve a connection accepted elsewhere (the engine's accept loop, or
         one the engine handed to the front)."""
-        if self._date_timer is None:
-            self._tick()
+        self._start_ticking()
         loop = asyncio.get_running_loop()
         await loop.connect_accepted_socket(lambda: HttpConnection(self), sock)
 
-    def _started(self, listener: asyncio.AbstractServer) -> None:
-        self._listeners.append(listener)
+    def _start_ticking(self) -> None:
         if self._date_timer is None:
             self._tick()
 
