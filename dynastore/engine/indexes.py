@@ -27,9 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from dynastore.engine.capacity import write_units
+from dynastore.engine.rows import encode_item
 from dynastore.engine.schema import IndexDefinition, KeyAttribute, TableSchema
 from dynastore.errors import ValidationException, invalid_parameter
 from dynastore.storage.base import Row, SortKeyRange
@@ -146,7 +145,7 @@ def entry_row(
     if stored is not None and index.projection_type == "ALL":
         return Row(partition_hash(key[0]), key[0], key[1], stored.item, stored.size)
     projected = project(schema, index, item)
-    return Row(partition_hash(key[0]), key[0], key[1], orjson.dumps(projected), item_size(projected))
+    return Row(partition_hash(key[0]), key[0], key[1], encode_item(projected), item_size(projected))
 
 
 # --- validation of writes ---------------------------------------------------------
