@@ -28,6 +28,7 @@ from dynastore.engine.item_ops import (
 from dynastore.engine.rows import item_of, row_for
 from dynastore.errors import ConditionalCheckFailedException, ValidationException
 from dynastore.expressions import ExpressionContext, compile_condition, compile_update
+from dynastore.expressions import cache as expression_cache
 from dynastore.types.attribute_value import SetValidationError, validate_item
 
 if TYPE_CHECKING:
@@ -125,9 +126,14 @@ def write_expressions(
     update_text = request.get("UpdateExpression") if with_update else None
     if condition_text is None and update_text is None:
         return _legacy_condition(request), _legacy_update(request) if with_update else None
-    context = ExpressionContext(
-        request.get("ExpressionAttributeNames"), request.get("ExpressionAttributeValues")
-    )
+    names = request.get("ExpressionAttributeNames")
+    values = request.get("ExpressionAttributeValues")
+    key = expression_cache.write_key(condition_text, update_text, names, values)
+    if key is not None:
+        known: tuple[Condition | None, Update | None] | None = expression_cache.compiled_write(key)
+        if known is not None:
+            return known
+    context = ExpressionContext(names, values)
     update = compile_update(update_text, context) if update_text is not None else None
     condition = None
     if condition_text is not None:
@@ -135,7 +141,10 @@ def write_expressions(
     context.check_all_used()
     # A request may use expressions for one parameter and nothing for the
     # other; legacy parameters were refused above (check_request).
-    return condition, update
+    compiled = (condition, update)
+    if key is not None:
+        expression_cache.remember_write(key, compiled)
+    return compiled
 
 
 def _legacy_condition(request: dict[str, Any]) -> Condition | None:

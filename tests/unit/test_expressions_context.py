@@ -160,3 +160,56 @@ def test_cached_plans_do_not_share_state_between_items() -> None:
         again = compile_update("SET m.x = :l", ExpressionContext(None, {":l": {"L": []}})).apply(new)
         assert again["m"] == {"M": {"k": {"S": "v"}, "x": {"L": []}}}
         assert values[":m"] == {"M": {"k": {"S": "v"}}}  # the request's value is untouched
+
+
+# --- whole write requests (ops/put_item.write_expressions) ---------------------------
+
+
+def _conditional_update(values: Any, names: Any = None) -> dict[str, Any]:
+    return {
+        "TableName": "t",
+        "Key": {"pk": {"S": "a"}},
+        "UpdateExpression": "SET #c = #c + :one",
+        "ConditionExpression": "#v = :v",
+        "ExpressionAttributeNames": names or {"#c": "count", "#v": "version"},
+        "ExpressionAttributeValues": values,
+    }
+
+
+def test_identical_write_requests_share_their_compiled_expressions() -> None:
+    from dynastore.ops.put_item import write_expressions
+
+    cache.clear()
+    values = {":one": {"N": "1"}, ":v": {"N": "7"}}
+    first = write_expressions("UpdateItem", _conditional_update(values), with_update=True)
+    again = write_expressions("UpdateItem", _conditional_update(dict(values)), with_update=True)
+    assert again is first
+    other = write_expressions(
+        "UpdateItem", _conditional_update({":one": {"N": "1"}, ":v": {"N": "8"}}), with_update=True
+    )
+    assert other is not first
+    condition, update = other
+    assert condition is not None and update is not None
+    assert condition.evaluate({"version": {"N": "8"}})
+    assert not condition.evaluate({"version": {"N": "7"}})
+
+
+def test_a_cached_write_does_not_answer_for_a_differently_typed_value() -> None:
+    from dynastore.errors import SerializationException
+    from dynastore.ops.put_item import write_expressions
+
+    cache.clear()
+    write_expressions("UpdateItem", _conditional_update({":one": {"N": "1"}, ":v": {"N": "7"}}), True)
+    # The same digits sent as a JSON number: refused as if nothing were cached.
+    with pytest.raises(SerializationException):
+        write_expressions("UpdateItem", _conditional_update({":one": {"N": 1}, ":v": {"N": "7"}}), True)
+
+
+def test_a_refused_write_is_refused_every_time() -> None:
+    from dynastore.ops.put_item import write_expressions
+
+    cache.clear()
+    unused = {":one": {"N": "1"}, ":v": {"N": "7"}, ":spare": {"S": "x"}}
+    for _ in range(2):
+        with pytest.raises(ValidationException, match="unused in expressions: keys: {:spare}"):
+            write_expressions("UpdateItem", _conditional_update(unused), with_update=True)
