@@ -32,7 +32,6 @@ request or STALLED_REQUEST_SECONDS stuck in the middle of one.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -40,13 +39,16 @@ import socket
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import cast
+from typing import TYPE_CHECKING, Any, cast
 
 import httptools
 
 from dynastore import limits
 from dynastore.errors import RequestEntityTooLargeException
 from dynastore.protocol.link import ReadinessSpinner
+
+if TYPE_CHECKING:
+    import asyncio
 
 try:  # ISA-L's CRC32 is about 3x faster than zlib's (1 MB: 0.3 ms instead of 1.2 ms)
     from isal.isal_zlib import crc32  # type: ignore[import-not-found, unused-ignore]
@@ -121,11 +123,13 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     try:
         import uvloop
     except ImportError:  # pragma: no cover - uvloop is a dependency on POSIX
+        import asyncio
+
         return asyncio.new_event_loop()
     return uvloop.new_event_loop()
 
 
-def switch_reading(transport: asyncio.Transport, paused: bool, pause: bool) -> bool:
+def switch_reading(transport: Transport, paused: bool, pause: bool) -> bool:
     """Pause or resume reading ``transport`` when ``pause`` differs from what
     it is (``paused``); returns the new state."""
     if pause != paused:
@@ -158,13 +162,20 @@ def http_date(seconds: float | None = None) -> bytes:
     ).encode()
 
 
-class HttpConnection(asyncio.Protocol):
-    """One client connection: parses requests and writes the replies."""
+Transport = Any
+"""``asyncio.Transport`` in the engine, ``reactor.SocketTransport`` in the
+front: the methods used here are the same (protocol/reactor.py)."""
+
+
+class HttpConnection:
+    """One client connection: parses requests and writes the replies. An
+    asyncio protocol by its methods (not by inheritance: the front process
+    runs it on protocol/reactor.py and never imports asyncio)."""
 
     def __init__(self, server: HttpListener) -> None:
         self.server = server
         self.answer = server.answer
-        self.transport: asyncio.Transport | None = None
+        self.transport: Transport | None = None
         self.parser = httptools.HttpRequestParser(self)
         self.closing = False
         self.writing_paused = False
@@ -193,9 +204,9 @@ class HttpConnection(asyncio.Protocol):
         self.body_bytes = 0
         self.last_active = 0
 
-    # --- asyncio.Protocol -------------------------------------------------
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = cast(asyncio.Transport, transport)
+    # --- the protocol's callbacks ----------------------------------------
+    def connection_made(self, transport: Transport) -> None:
+        self.transport = transport
         self.last_active = self.server.clock_seconds
         if len(self.server.connections) >= self.server.max_connections:
             logger.warning("refusing a connection: %d open", len(self.server.connections))
@@ -468,8 +479,16 @@ class HttpListener:
         request whenever this says so (the engine of ``dynastore serve``: not
         in the embedded server, whose thread shares the user's process)."""
         self._listeners: list[asyncio.AbstractServer] = []
-        self._date_timer: asyncio.TimerHandle | None = None
+        self._date_timer: Any = None
+        """The next tick's timer (asyncio's or the reactor's TimerHandle)."""
         self._all_closed: asyncio.Event | None = None
+
+    def event_loop(self) -> Any:
+        """What the tick is scheduled on: the running asyncio loop here; the
+        front's listener answers its reactor (``call_at`` and ``time`` alike)."""
+        import asyncio
+
+        return asyncio.get_running_loop()
 
     def answer(
         self,
@@ -487,9 +506,11 @@ class HttpListener:
     async def listen(self, host: str, port: int) -> tuple[str, int]:
         """Bind host:port and start accepting; returns the bound (host, port),
         useful with port 0."""
+        import asyncio
+
         loop = asyncio.get_running_loop()
         listener = await loop.create_server(
-            lambda: HttpConnection(self), host, port, reuse_address=True, backlog=LISTEN_BACKLOG
+            lambda: cast("asyncio.Protocol", HttpConnection(self)), host, port, reuse_address=True, backlog=LISTEN_BACKLOG
         )
         self._listeners.append(listener)
         self._start_ticking()
@@ -499,9 +520,13 @@ class HttpListener:
     async def adopt(self, sock: socket.socket) -> None:
         """Serve a connection accepted elsewhere (the engine's accept loop, or
         one the engine handed to the front)."""
+        import asyncio
+
         self._start_ticking()
         loop = asyncio.get_running_loop()
-        await loop.connect_accepted_socket(lambda: HttpConnection(self), sock)
+        await loop.connect_accepted_socket(
+            lambda: cast("asyncio.Protocol", HttpConnection(self)), sock
+        )
 
     def _start_ticking(self) -> None:
         if self._date_timer is None:
@@ -523,7 +548,7 @@ class HttpListener:
         self.clock_seconds = int(time.monotonic())
         for connection in list(self.connections):
             connection.expire(self.clock_seconds)
-        loop = asyncio.get_running_loop()
+        loop = self.event_loop()
         self._date_timer = loop.call_at(loop.time() + until_next_second, self._tick)
 
     def stop_listening(self) -> None:
@@ -541,22 +566,36 @@ class HttpListener:
 
     async def stop(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
         """Stop accepting, let requests in progress finish, close every connection."""
-        self.stopping = True
-        self.before_stopping()
+        import asyncio
+
         self._all_closed = asyncio.Event()
-        self.stop_listening()
-        for connection in list(self.connections):
-            connection.close_when_idle()
+        self.begin_stopping()
         if self.connections:
             try:
                 await asyncio.wait_for(self._all_closed.wait(), grace_seconds)
             except TimeoutError:
-                logger.warning("aborting %d connections at shutdown", len(self.connections))
-                self.abort_connections()
-        if self._date_timer is not None:
-            self._date_timer.cancel()
+                self.abort_at_shutdown()
+        self.stop_ticking()
         for listener in self._listeners:
             await listener.wait_closed()
+
+    def begin_stopping(self) -> None:
+        """Stop's first half: accept no more, and close each connection once
+        its request in progress is answered (at once if it has none)."""
+        self.stopping = True
+        self.before_stopping()
+        self.stop_listening()
+        for connection in list(self.connections):
+            connection.close_when_idle()
+
+    def abort_at_shutdown(self) -> None:
+        """The grace period is over: drop the connections still open."""
+        logger.warning("aborting %d connections at shutdown", len(self.connections))
+        self.abort_connections()
+
+    def stop_ticking(self) -> None:
+        if self._date_timer is not None:
+            self._date_timer.cancel()
 
     def abort_connections(self) -> None:
         """Drop every connection at once (nothing more will be answered)."""
