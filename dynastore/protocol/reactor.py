@@ -247,26 +247,7 @@ class SocketTransport:
             self._update_mask()
 
     def write(self, data: bytes) -> None:
-        if self._closing or not data:
-            return
-        if self._buffer:
-            self._buffer.append(data)
-            self._buffered += len(data)
-        else:
-            try:
-                sent = self._sock.send(data)
-            except (BlockingIOError, InterruptedError):
-                sent = 0
-            except OSError as error:
-                self._lost(error)
-                return
-            if sent == len(data):
-                return
-            rest = memoryview(data)[sent:]
-            self._buffer.append(rest)
-            self._buffered += len(rest)
-            self._update_mask()
-        self._check_high_water()
+        self.writelines((data,))
 
     def writelines(self, parts: Iterable[bytes]) -> None:
         """Write ``parts`` in order without joining them (one sendmsg)."""
