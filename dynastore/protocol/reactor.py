@@ -28,6 +28,7 @@ not.
 from __future__ import annotations
 
 import heapq
+import logging
 import select
 import signal
 import socket
@@ -35,6 +36,8 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
+
+logger = logging.getLogger("dynastore.front")
 
 READ_BYTES = 256 * 1024
 """Bytes taken from a socket per read (a link read carries many replies)."""
@@ -162,22 +165,28 @@ class Reactor:
             for fd, events in epoll.poll(timeout):
                 transport = transports.get(fd)
                 if transport is not None:
-                    transport._ready(events)
+                    try:
+                        transport._ready(events)
+                    except Exception:
+                        # As asyncio does: a protocol that fails loses its
+                        # connection; the loop and the other connections go on.
+                        logger.exception("a connection's protocol failed; closing it")
+                        transport.abort()
                     continue
                 reader = readers.get(fd)
                 if reader is not None:
-                    reader()
+                    _run_callback(reader, ())
             if timers:
                 now = time.monotonic()
                 while timers and timers[0][0] <= now:
                     handle = heapq.heappop(timers)[2]
                     if not handle.cancelled:
-                        handle.callback()
+                        _run_callback(handle.callback, ())
             # Only what was queued before this point: a callback that queues
             # another does not keep the loop from polling.
             for _ in range(len(soon)):
                 callback, arguments = soon.popleft()
-                callback(*arguments)
+                _run_callback(callback, arguments)
 
     def close(self) -> None:
         """Drop every transport and descriptor (after ``run`` returned)."""
@@ -189,6 +198,13 @@ class Reactor:
                 sock.close()
             self._signal_wakeup = None
         self._epoll.close()
+
+
+def _run_callback(callback: Callable[..., object], arguments: tuple[Any, ...]) -> None:
+    try:
+        callback(*arguments)
+    except Exception:
+        logger.exception("a callback failed: %r", callback)
 
 
 def _ignore_in_handler(signal_number: int, frame: object) -> None:

@@ -241,3 +241,30 @@ def test_a_reader_is_called_while_its_descriptor_is_readable(reactor: Reactor, p
     deadline = time.monotonic() + 0.02
     run_until(reactor, lambda: time.monotonic() > deadline)
     assert got == [b"ping"]
+
+
+class Failing(Recorder):
+    def data_received(self, data: bytes) -> None:
+        raise RuntimeError("a bug in a protocol")
+
+
+def test_a_protocol_that_fails_loses_its_connection_and_the_loop_goes_on(
+    reactor: Reactor, peers: list[socket.socket], caplog: pytest.LogCaptureFixture
+) -> None:
+    ours, theirs = socket.socketpair()
+    theirs.settimeout(TIMEOUT_SECONDS)
+    peers.append(theirs)
+    failing = Failing()
+    reactor.connect(ours, failing)
+    healthy, healthy_peer = connected_pair(reactor, peers)
+    theirs.sendall(b"boom")
+    run_until(reactor, lambda: failing.lost == [None])
+    assert theirs.recv(10) == b""  # dropped
+    assert "protocol failed" in caplog.text
+    healthy_peer.sendall(b"still served")
+    run_until(reactor, lambda: healthy.received == b"still served")
+    reactor.call_soon(lambda: 1 / 0)  # a failing callback is logged, not fatal
+    ran: list[bool] = []
+    reactor.call_later(0.001, lambda: ran.append(True))
+    run_until(reactor, lambda: ran == [True])
+    assert "ZeroDivisionError" in caplog.text
