@@ -103,11 +103,42 @@ def request_id_prefix(sock: Any) -> bytes:
     return headers[b"x-amzn-requestid"][:32]
 
 
-def occupy_the_engines_connections(port: int) -> tuple[list[Any], bytes]:
+def socket_inodes_of(pid: int) -> set[str]:
+    """The inodes of the sockets process ``pid`` holds (from /proc; Linux)."""
+    inodes = set()
+    for entry in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{entry}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:["):-1])
+    return inodes
+
+
+def server_side_inode(server_port: int, client: Any) -> str:
+    """The inode of the server's end of ``client``'s TCP connection (/proc/net/tcp)."""
+    client_port = client.getsockname()[1]
+    with open("/proc/net/tcp") as table:
+        for line in table.readlines()[1:]:
+            fields = line.split()
+            local_port = int(fields[1].split(":")[1], 16)
+            remote_port = int(fields[2].split(":")[1], 16)
+            if local_port == server_port and remote_port == client_port:
+                return fields[9]
+    raise AssertionError("the server's end of the connection is not in /proc/net/tcp")
+
+
+def occupy_the_engines_connections(port: int, engine_pid: int) -> tuple[list[Any], bytes]:
     """Open the connections ``dynastore serve``'s engine serves itself
     (limits.HTTP_ENGINE_CONNECTIONS), so that the next connection is handed to
     the HTTP front process; returns them (close them when done) and the
-    engine's request-id prefix."""
+    engine's request-id prefix.
+
+    Which process holds a connection is read from /proc, not guessed from
+    the replies: connections closed just before (a port probe, a client's
+    pool) may still hold the engine's places for a moment, and then every
+    new one goes to the front, whose replies agree among themselves too."""
     import socket
 
     from dynastore import limits
@@ -117,10 +148,9 @@ def occupy_the_engines_connections(port: int) -> tuple[list[Any], bytes]:
         held = [socket.create_connection(("127.0.0.1", port), timeout=10)
                 for _ in range(limits.HTTP_ENGINE_CONNECTIONS)]
         prefixes = {request_id_prefix(sock) for sock in held}
-        if len(prefixes) == 1:
+        engines = socket_inodes_of(engine_pid)
+        if len(prefixes) == 1 and all(server_side_inode(port, sock) in engines for sock in held):
             return held, prefixes.pop()
-        # Another connection still held one of the engine's places (a client
-        # closed it just now, and the engine has not seen the close yet).
         for sock in held:
             sock.close()
         assert time.monotonic() < deadline, "the engine's connections stay taken"

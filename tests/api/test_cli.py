@@ -209,7 +209,7 @@ def test_shutdown_finishes_the_request_in_progress(servers: list[RunningServer],
     held: list[socket.socket] = []
     engine_prefix = b""
     if path == "front":  # the engine's own connections are taken: the next is the front's
-        held, engine_prefix = occupy_the_engines_connections(server.port)
+        held, engine_prefix = occupy_the_engines_connections(server.port, server.process.pid)
         front_connection(server.port, engine_prefix).close()  # (once the front is up)
     body = b"{}"
     head = (

@@ -32,19 +32,32 @@ from tests.api.helpers import (
     raw_request,
     read_replies,
     request_id_prefix,
+    server_side_inode,
+    socket_inodes_of,
 )
 
 FRONT_MODULE = "dynastore.protocol.front"
 
 
 def command_line(pid: int) -> str:
-    with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-        return cmdline.read().replace(b"\0", b" ").decode()
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return cmdline.read().replace(b"\0", b" ").decode()
+    except OSError:  # it ended while we looked
+        return ""
 
 
 def front_of(engine: subprocess.Popen[bytes]) -> int:
-    fronts = [pid for pid in children_of(engine.pid) if FRONT_MODULE in command_line(pid)]
-    assert len(fronts) == 1, fronts
+    """The engine's front process. The port accepts connections as soon as
+    the engine listens, just before it starts the front: until the child has
+    executed the front's interpreter its command line is still the engine's."""
+    fronts: list[int] = []
+
+    def found() -> bool:
+        fronts[:] = [pid for pid in children_of(engine.pid) if FRONT_MODULE in command_line(pid)]
+        return len(fronts) == 1
+
+    assert wait_until(found), fronts
     return fronts[0]
 
 
@@ -110,7 +123,7 @@ def test_the_engine_serves_its_first_connections_and_hands_the_rest_to_the_front
     process, url = engine
     front = front_of(process)
     create_table(url, "both")
-    held, engine_prefix = occupy_the_engines_connections(port_of(url))
+    held, engine_prefix = occupy_the_engines_connections(port_of(url), process.pid)
     try:
         with front_connection(port_of(url), engine_prefix) as handed_over:
             # Both paths reach one database.
@@ -141,7 +154,7 @@ def test_the_front_exits_when_the_engine_is_killed(
     process, url = engine
     port = port_of(url)
     front = front_of(process)
-    held, engine_prefix = occupy_the_engines_connections(port)
+    held, engine_prefix = occupy_the_engines_connections(port, process.pid)
     try:
         with front_connection(port, engine_prefix) as handed_over:
             process.send_signal(signal.SIGKILL)
@@ -165,7 +178,7 @@ def test_the_engine_serves_on_when_the_front_dies(tmp_path: Path) -> None:
     port = port_of(url)
     try:
         create_table(url, "kept", {"pk": {"S": "a"}})
-        held, engine_prefix = occupy_the_engines_connections(port)
+        held, engine_prefix = occupy_the_engines_connections(port, process.pid)
         try:
             with front_connection(port, engine_prefix) as handed_over:
                 os.kill(front_of(process), signal.SIGKILL)
@@ -207,7 +220,7 @@ def test_deeply_pipelined_requests_cross_the_link_in_order(
     """More requests in flight on one front connection than the front lets
     one connection have (it stops reading, then resumes): each reply is the
     answer to its own request, in order."""
-    _, url = engine
+    process, url = engine
     create_table(url, "pipelined")
     count = 600
     requests = []
@@ -220,7 +233,7 @@ def test_deeply_pipelined_requests_cross_the_link_in_order(
             key = {"pk": {"S": f"k{number - 1}"}}
             body = json.dumps({"TableName": "pipelined", "Key": key, "ConsistentRead": True})
             requests.append(raw_request("GetItem", body.encode()))
-    held, engine_prefix = occupy_the_engines_connections(port_of(url))
+    held, engine_prefix = occupy_the_engines_connections(port_of(url), process.pid)
     try:
         with front_connection(port_of(url), engine_prefix, timeout_s=20) as handed_over:
             handed_over.sendall(b"".join(requests))
@@ -243,11 +256,11 @@ def test_a_body_near_the_request_limit_crosses_the_link_intact(
     """A 15 MB request body is one frame on the link: the engine sees every
     byte of it (valid JSON until the last byte, so the second answer proves
     the engine parsed all of it)."""
-    _, url = engine
+    process, url = engine
     padding = "x" * (15 * 1024 * 1024)
     whole = json.dumps({"Limit": 1, "Padding": padding}).encode()
     broken = whole[:-1] + b"!"
-    held, engine_prefix = occupy_the_engines_connections(port_of(url))
+    held, engine_prefix = occupy_the_engines_connections(port_of(url), process.pid)
     try:
         with front_connection(port_of(url), engine_prefix, timeout_s=30) as handed_over:
             handed_over.sendall(raw_request("ListTables", whole) + raw_request("ListTables", broken))
@@ -290,7 +303,7 @@ def test_a_transaction_that_cannot_begin_is_a_500_and_the_server_lives_on(
     try:
         create_table(url, "locked")
         if path == "front":
-            held, engine_prefix = occupy_the_engines_connections(port_of(url))
+            held, engine_prefix = occupy_the_engines_connections(port_of(url), process.pid)
             front_connection(port_of(url), engine_prefix).close()  # the front is up
         client = make_client(url)
         shell = sqlite3.connect(tmp_path / "dynastore.db", isolation_level=None)
@@ -318,11 +331,11 @@ def test_many_front_connections_pipelining_at_once_are_all_answered_in_order(
     """More requests in flight than the engine queues off the link
     (limits.LINK_PENDING_REQUESTS_MAX): the link stops being read, then
     resumes; every connection gets its own answers, in order."""
-    _, url = engine
+    process, url = engine
     create_table(url, "crowd", *({"pk": {"S": f"k{n}"}, "n": {"N": str(n)}} for n in range(20)))
     connections, per_connection = 12, 150
     assert connections * per_connection > limits.LINK_PENDING_REQUESTS_MAX
-    held, engine_prefix = occupy_the_engines_connections(port_of(url))
+    held, engine_prefix = occupy_the_engines_connections(port_of(url), process.pid)
     fronts = [front_connection(port_of(url), engine_prefix, timeout_s=30) for _ in range(connections)]
     try:
         for index, sock in enumerate(fronts):
@@ -361,7 +374,7 @@ def test_ctrl_c_to_the_process_group_stops_both_processes_cleanly(tmp_path: Path
         )
     try:
         wait_for_port(port, process)
-        held, engine_prefix = occupy_the_engines_connections(port)
+        held, engine_prefix = occupy_the_engines_connections(port, process.pid)
         front_connection(port, engine_prefix).close()  # the front is up and serving
         # SIGINT to the front alone is ignored: it takes its orders from the engine.
         os.kill(front_of(process), signal.SIGINT)
@@ -379,31 +392,6 @@ def test_ctrl_c_to_the_process_group_stops_both_processes_cleanly(tmp_path: Path
     logged = log.read_text()
     assert "went away" not in logged, logged
     assert "stopped" in logged
-
-
-def socket_inodes_of(pid: int) -> set[str]:
-    inodes = set()
-    for entry in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{entry}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[len("socket:["):-1])
-    return inodes
-
-
-def server_side_inode(server_port: int, client: socket.socket) -> str:
-    """The inode of the server's end of ``client``'s TCP connection (/proc/net/tcp)."""
-    client_port = client.getsockname()[1]
-    with open("/proc/net/tcp") as table:
-        for line in table.readlines()[1:]:
-            fields = line.split()
-            local_port = int(fields[1].split(":")[1], 16)
-            remote_port = int(fields[2].split(":")[1], 16)
-            if local_port == server_port and remote_port == client_port:
-                return fields[9]
-    raise AssertionError("the server's end of the connection is not in /proc/net/tcp")
 
 
 def test_engine_connections_0_sends_every_connection_through_the_front() -> None:
