@@ -205,8 +205,12 @@ def engine_connections_from_environment() -> int:
 
 
 def front_process_supported() -> bool:
-    """The front process needs Unix sockets and descriptor passing (POSIX)."""
-    return os.name == "posix" and hasattr(socket, "AF_UNIX")
+    """The front process needs Unix sockets and descriptor passing (POSIX)
+    and runs on epoll (protocol/reactor.py: Linux). Elsewhere (macOS, BSD)
+    ``dynastore serve`` is one process, as with --single-process."""
+    import select
+
+    return os.name == "posix" and hasattr(socket, "AF_UNIX") and hasattr(select, "epoll")
 
 
 class FrontProcess:
