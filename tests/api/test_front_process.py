@@ -421,3 +421,59 @@ def test_by_default_the_engine_holds_its_first_connection() -> None:
             assert inode not in socket_inodes_of(front_of(process))
     finally:
         stop_server(process)
+
+
+def test_clients_that_vanish_at_every_point_leave_the_front_serving() -> None:
+    """Every connection through the front (DYNASTORE_ENGINE_CONNECTIONS=0);
+    clients that hang up at every point of an exchange: before reading any
+    reply to many pipelined writes, halfway through a request, after a
+    half-close, after resetting the connection. Afterwards the same front
+    serves on, every acknowledged write is there, and nothing was logged as
+    failing."""
+    process, url = start_server("--in-memory", environment={"DYNASTORE_ENGINE_CONNECTIONS": "0"})
+    port = port_of(url)
+    try:
+        front = front_of(process)
+        create_table(url, "vanishing")
+        put = [
+            raw_request("PutItem", json.dumps(
+                {"TableName": "vanishing", "Item": {"pk": {"S": f"k{number}"}}}
+            ).encode())
+            for number in range(50)
+        ]
+        half_request = put[0][: len(put[0]) // 2]
+        for round_number in range(30):
+            way = round_number % 5
+            sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+            try:
+                if way == 0:  # many requests, no reply read
+                    sock.sendall(b"".join(put))
+                elif way == 1:  # half a request
+                    sock.sendall(half_request)
+                elif way == 2:  # whole requests, then a half-close
+                    sock.sendall(b"".join(put[:5]))
+                    sock.shutdown(socket.SHUT_WR)
+                elif way == 3:  # reset (SO_LINGER 0): the front's writes meet ECONNRESET
+                    sock.sendall(b"".join(put))
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                else:  # read some replies, then go
+                    sock.sendall(b"".join(put[:10]))
+                    assert [status for status, _, _ in read_replies(sock, 1)] == [200]
+            finally:
+                sock.close()
+        # A well-behaved client still gets every answer, from the same front.
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"".join(put))
+            assert [status for status, _, _ in read_replies(sock, len(put))] == [200] * len(put)
+        assert front_of(process) == front
+        client = make_client(url)
+        try:
+            count = client.scan(TableName="vanishing", Select="COUNT")["Count"]
+        finally:
+            client.close()
+        assert count == len(put)
+        process.log_file.seek(0)  # type: ignore[attr-defined]
+        logged = process.log_file.read().decode()  # type: ignore[attr-defined]
+        assert "Traceback" not in logged and "failed" not in logged, logged
+    finally:
+        stop_server(process)
