@@ -269,20 +269,18 @@ class SocketTransport:
         """Write ``parts`` in order without joining them (one sendmsg)."""
         if self._closing:
             return
-        if self._buffer:
+        if type(parts) is not list and type(parts) is not tuple:
+            parts = list(parts)
+        if self._buffer or len(parts) > SEND_PARTS_MAX:
+            # Behind what is already waiting (or too many for one sendmsg): queue.
+            idle = not self._buffer
             for part in parts:
                 if part:
                     self._buffer.append(part)
                     self._buffered += len(part)
-            self._check_high_water()
-            return
-        if type(parts) is not list and type(parts) is not tuple:
-            parts = list(parts)
-        if len(parts) > SEND_PARTS_MAX:
-            self._buffer.extend(part for part in parts if part)
-            self._buffered += sum(len(part) for part in parts)
-            self._flush()
-            self._update_mask()
+            if idle:
+                self._flush()
+                self._update_mask()
             self._check_high_water()
             return
         try:
