@@ -66,11 +66,19 @@ def build_parser() -> argparse.ArgumentParser:
     storage = serve.add_mutually_exclusive_group()
     storage.add_argument(
         "--data-dir",
-        default=DEFAULT_DATA_DIR,
-        help="directory of the SQLite store, created if missing (%(default)s)",
+        default=None,
+        help=f"directory of the SQLite store, created if missing ({DEFAULT_DATA_DIR})",
     )
     storage.add_argument(
         "--in-memory", action="store_true", help="keep everything in memory, lost on exit"
+    )
+    storage.add_argument(
+        "--postgres",
+        metavar="URL",
+        default=None,
+        help="keep everything in this PostgreSQL database (a libpq URL such as "
+        "postgresql://user@127.0.0.1:5432/dynastore; also $DYNASTORE_POSTGRES), "
+        "which several servers may share (docs/postgres.md)",
     )
     serve.add_argument("--log-level", choices=LOG_LEVELS, default="info")
     serve.add_argument(
@@ -151,14 +159,18 @@ def serve(arguments: argparse.Namespace) -> int:
             return 1
     from dynastore.database import Database
 
-    data_dir = None if arguments.in_memory else Path(arguments.data_dir).resolve()
+    location = store_location(arguments)
     try:
-        database = Database.open(data_dir)
+        database = Database.open(location)
     except (OSError, RuntimeError) as error:
-        # e.g. another dynastore holds the directory's lock, or newer data.
+        # e.g. another dynastore holds the directory's lock, newer data, or
+        # PostgreSQL cannot be reached.
         if front is not None:
             front.abandon()
-        print(f"dynastore: cannot open {data_dir}: {error}", file=sys.stderr)
+        if isinstance(location, str):  # PostgreSQL: the error names the server
+            print(f"dynastore: {error}", file=sys.stderr)
+        else:
+            print(f"dynastore: cannot open {location}: {error}", file=sys.stderr)
         return 1
     if arguments.gsi_lag_ms is not None:
         database.gsi_lag_seconds = max(0.0, arguments.gsi_lag_ms / 1000)
@@ -166,7 +178,7 @@ def serve(arguments: argparse.Namespace) -> int:
         from dynastore.throughput import enable
 
         enable(database, arguments.throughput)
-    where = "in memory" if data_dir is None else str(data_dir)
+    where = "in memory" if location is None else str(getattr(database.storage, "location", location))
     try:
         run_event_loop(
             serve_until_signalled(database, arguments.host, arguments.port, where, front)
@@ -182,6 +194,25 @@ def serve(arguments: argparse.Namespace) -> int:
         database.close()
     logger.info("stopped")
     return 0
+
+
+POSTGRES_VARIABLE = "DYNASTORE_POSTGRES"
+
+
+def store_location(arguments: argparse.Namespace) -> Path | str | None:
+    """Where the store is: None in memory, a PostgreSQL URL, or a data
+    directory. A flag wins over $DYNASTORE_POSTGRES, which wins over the
+    default data directory."""
+    if arguments.in_memory:
+        return None
+    if arguments.postgres:
+        return str(arguments.postgres)
+    if arguments.data_dir is not None:
+        return Path(arguments.data_dir).resolve()
+    from_environment = os.environ.get(POSTGRES_VARIABLE)
+    if from_environment:
+        return from_environment
+    return Path(DEFAULT_DATA_DIR).resolve()
 
 
 ENGINE_CONNECTIONS_VARIABLE = "DYNASTORE_ENGINE_CONNECTIONS"

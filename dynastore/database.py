@@ -80,6 +80,14 @@ def _pending_from_outbox(row: Row) -> PendingIndexWrite:
                              bytes.fromhex(sk), old_entry, int.from_bytes(row.pk, "big"))
 
 
+POSTGRES_URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_postgres_url(location: str | Path) -> bool:
+    """True for a libpq connection URL (``postgresql://user@host:port/database``)."""
+    return isinstance(location, str) and location.startswith(POSTGRES_URL_SCHEMES)
+
+
 def gsi_lag_from_environment() -> float:
     """Seconds a GSI change waits before it is visible (``--gsi-lag-ms``)."""
     value = os.environ.get(GSI_LAG_VARIABLE)
@@ -160,13 +168,19 @@ class Database:
 
     @classmethod
     def open(cls, path: str | Path | None = None, **options: object) -> Database:
-        """An embedded database: in memory when ``path`` is None, else the
-        SQLite store in directory ``path`` (created if missing)."""
+        """An embedded database: in memory when ``path`` is None, the
+        PostgreSQL database when it is a ``postgresql://`` URL (as libpq
+        takes it), else the SQLite store in directory ``path`` (created if
+        missing)."""
         storage: Storage
         if path is None:
             from dynastore.storage.memory import MemoryStorage
 
             storage = MemoryStorage()
+        elif is_postgres_url(path):
+            from dynastore.storage.postgres import PostgresStorage
+
+            storage = PostgresStorage(str(path))
         else:
             from dynastore.storage.sqlite import SQLiteStorage
 

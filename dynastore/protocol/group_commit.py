@@ -136,8 +136,9 @@ class GroupCommit:
         """The store's write count when the group opened."""
 
     def join(self) -> None:
-        """Make sure a group is open for the request about to run."""
-        if self._block is None:
+        """Make sure a group is open for the request about to run (on a store
+        other servers share, none is: each request commits on its own)."""
+        if self._block is None and self._database.storage.exclusive:
             storage = self._database.storage
             self._writes_before = storage.write_count()
             block = storage.transaction()
@@ -148,7 +149,9 @@ class GroupCommit:
     def hold(self, sink: ReplySink, reply: Reply, keep_alive: bool) -> None:
         """Keep ``reply`` until the group commits, or send it now if the group
         has written nothing yet (so its request read only committed data)."""
-        if not self._held and self._database.storage.write_count() == self._writes_before:
+        if self._block is None or (
+            not self._held and self._database.storage.write_count() == self._writes_before
+        ):
             sink.send(reply, keep_alive)
             return
         self._held.append((sink, reply, keep_alive))

@@ -63,6 +63,12 @@ class TableRecord:
 
 
 class Storage(ABC):
+    exclusive: bool = True
+    """True when this process alone uses the store and runs its operations one
+    at a time (memory, SQLite): the requests of a loop turn may then share one
+    transaction (group commit, ADR 0002). False for a store that several
+    servers share (PostgreSQL): each request commits on its own."""
+
     # --- catalogue ---------------------------------------------------------
     @abstractmethod
     def load_tables(self) -> list[TableRecord]:

@@ -38,6 +38,7 @@ from pathlib import Path
 from types import TracebackType
 
 from dynastore.storage.base import HASH_SPACE, Row, SortKeyRange, Storage, TableRecord
+from dynastore.storage.errors import DataDirectoryLocked, StorageError, UnsupportedSchemaVersion
 from dynastore.storage.ranges import (
     FIRST_CHUNK_ROWS,
     MAX_CHUNK_ROWS,
@@ -143,18 +144,6 @@ _QUERY_SQL = {
     for lower in (None, ">", ">=")
     for upper in (None, "<", "<=")
 }
-
-
-class StorageError(RuntimeError):
-    """The data directory cannot be opened (locked, or written by newer code)."""
-
-
-class DataDirectoryLocked(StorageError):
-    pass
-
-
-class UnsupportedSchemaVersion(StorageError):
-    pass
 
 
 def _lower_op(bound: Bound | None) -> str | None:

@@ -11,12 +11,17 @@ transport (the ``[http]`` and ``[embedded]`` test ids):
   ``endpoint`` is ``db.serve()``, a real HTTP server on the same database, so
   tests that mix both still see one database.
 
-The two transports also cover the two stores: ``http`` runs on the in-memory
-store (``storage/memory.py``), ``embedded`` on SQLite (``storage/sqlite.py``,
-the default store of ``dynastore serve``), so every black-box test runs
-against both.
+- ``postgres``: one server subprocess (``python -m dynastore serve --postgres
+  URL``) on a database of the session's throwaway PostgreSQL server
+  (tests/conftest.py), reached with a boto3 client.
 
-``DYNASTORE_TEST_TRANSPORTS=http`` (or ``embedded``) runs one of them only.
+The transports also cover the three stores: ``http`` runs on the in-memory
+store (``storage/memory.py``), ``embedded`` on SQLite (``storage/sqlite.py``,
+the default store of ``dynastore serve``), ``postgres`` on PostgreSQL
+(``storage/postgres/``), so every black-box test runs against each.
+
+``DYNASTORE_TEST_TRANSPORTS=http`` (or ``embedded``, ``postgres``, or a comma
+list) runs those only.
 ``--endpoint URL`` runs the tests over HTTP against any DynamoDB-compatible
 endpoint instead (dynalite, moto's server, real DynamoDB) to check that a test
 asserts DynamoDB's behaviour.
@@ -111,14 +116,23 @@ def stop_server(process: subprocess.Popen[bytes]) -> None:
         log.close()
 
 
-TRANSPORTS = os.environ.get("DYNASTORE_TEST_TRANSPORTS", "http,embedded").split(",")
+TRANSPORTS = os.environ.get("DYNASTORE_TEST_TRANSPORTS", "http,embedded,postgres").split(",")
 
 
 @pytest.fixture(scope="session", params=TRANSPORTS)
 def transport(request: pytest.FixtureRequest) -> str:
-    if request.param == "embedded" and request.config.getoption("--endpoint"):
+    if request.param != "http" and request.config.getoption("--endpoint"):
         pytest.skip("--endpoint runs the suite over HTTP only")
     return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def postgres_url(request: pytest.FixtureRequest, transport: str) -> str | None:
+    """The database of the ``postgres`` transport's server (None otherwise)."""
+    if transport != "postgres":
+        return None
+    server = request.getfixturevalue("postgres_server")
+    return str(server.new_database())
 
 
 @pytest.fixture(scope="session")
@@ -139,13 +153,23 @@ def embedded_database(transport: str) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def endpoint(request: pytest.FixtureRequest, transport: str, embedded_database: Any) -> Iterator[str]:
+def endpoint(
+    request: pytest.FixtureRequest, transport: str, embedded_database: Any, postgres_url: str | None
+) -> Iterator[str]:
     if embedded_database is not None:
         yield embedded_database.serve().endpoint_url
         return
     given = request.config.getoption("--endpoint")
     if given:
         yield given
+        return
+    if postgres_url is not None:
+        process, url = start_server("--postgres", postgres_url,
+                                    environment={"DYNASTORE_ENGINE_CONNECTIONS": "0"})
+        try:
+            yield url
+        finally:
+            stop_server(process)
         return
     # Every connection through the HTTP front process (the engine serves its
     # own first connections otherwise, and this suite's clients hold one or

@@ -35,7 +35,7 @@ from dynastore.storage.ranges import prefix_successor
 from dynastore.storage.sqlite import DATABASE_FILE_NAME
 from dynastore.types.keys import partition_hash
 
-BACKENDS = ("memory", "sqlite-memory", "sqlite-file")
+BACKENDS = ("memory", "sqlite-memory", "sqlite-file", "postgres")
 
 #: Sort keys chosen to trip byte-order mistakes: empty, 0x00 and 0xFF runs,
 #: prefixes of each other, the signed/unsigned boundary 0x7F/0x80.
@@ -63,9 +63,15 @@ TRICKY_KEYS = sorted(
 )
 
 
-def open_backend(kind: str, directory: Path) -> Storage:
+def open_backend(kind: str, directory: Path, request: pytest.FixtureRequest | None = None) -> Storage:
     if kind == "memory":
         return MemoryStorage()
+    if kind == "postgres":
+        assert request is not None
+        from dynastore.storage.postgres import PostgresStorage
+
+        # A schema of its own per test: an empty store without a new database.
+        return PostgresStorage(request.getfixturevalue("postgres_server").new_schema())
     if kind == "sqlite-memory":
         return SQLiteStorage(None)
     return SQLiteStorage(directory / "data")
@@ -73,7 +79,7 @@ def open_backend(kind: str, directory: Path) -> Storage:
 
 @pytest.fixture(params=BACKENDS)
 def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
-    store = open_backend(request.param, tmp_path)
+    store = open_backend(request.param, tmp_path, request)
     yield store
     store.close()
 

@@ -1,0 +1,378 @@
+"""The PostgreSQL backend: every storage table of dynastore in one database.
+
+    dynastore_tables(table_id, name, metadata, generation)
+    dynastore_items(table_id, pk_hash, pk, sk, item, size)  PRIMARY KEY (table_id, pk_hash, pk, sk)
+
+The layout is the SQLite backend's (ADR 0001), in a server that many
+dynastore processes share (docs/postgres.md, ADR 0004). Keys are bytea,
+which PostgreSQL compares as unsigned bytes: the order the key encoding
+needs. Every statement of a point operation and of a Query names
+``(table_id, pk_hash, pk)``, so on a hash-distributed PostgreSQL (Citus)
+each touches one shard.
+
+One connection in autocommit mode serves one process's requests (a
+process runs one operation at a time); ``transaction()`` blocks map to
+BEGIN/COMMIT and nested ones to savepoints. The connection comes from a
+psycopg pool, which checks it and replaces a broken one: when PostgreSQL
+restarts or the connection drops, the request in progress fails with
+``StorageUnavailable`` (the server answers InternalServerError, which SDKs
+retry) and the next one gets a fresh connection.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from types import TracebackType
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from dynastore.storage.base import HASH_SPACE, Row, SortKeyRange, Storage, TableRecord
+from dynastore.storage.errors import StorageError, StorageUnavailable
+from dynastore.storage.postgres.schema import ensure_schema
+from dynastore.storage.ranges import (
+    MAX_CHUNK_ROWS,
+    Bound,
+    first_chunk_rows,
+    is_empty_range,
+    sort_key_bounds,
+)
+from dynastore.types.keys import partition_hash
+
+logger = logging.getLogger("dynastore.storage")
+
+CONNECT_TIMEOUT_SECONDS = 10
+"""How long opening a connection may take before the server is called unreachable."""
+POOL_MAX_CONNECTIONS = 4
+"""Connections one process may hold: the one serving requests, and spares
+while a broken one is being replaced."""
+
+_ROW_COLUMNS = "pk_hash, pk, sk, item, size"
+_GET = (
+    f"SELECT {_ROW_COLUMNS} FROM dynastore_items"
+    " WHERE table_id = %s AND pk_hash = %s AND pk = %s AND sk = %s"
+)
+_PUT = (
+    "INSERT INTO dynastore_items (table_id, pk_hash, pk, sk, item, size)"
+    " VALUES (%s, %s, %s, %s, %s, %s)"
+    " ON CONFLICT (table_id, pk_hash, pk, sk) DO UPDATE SET item = excluded.item, size = excluded.size"
+)
+_DELETE = "DELETE FROM dynastore_items WHERE table_id = %s AND pk_hash = %s AND pk = %s AND sk = %s"
+_STATISTICS = "SELECT count(*), coalesce(sum(size), 0) FROM dynastore_items WHERE table_id = %s"
+_SCAN_FIRST = (
+    f"SELECT {_ROW_COLUMNS} FROM dynastore_items"
+    " WHERE table_id = %s AND pk_hash >= %s AND pk_hash < %s"
+    " ORDER BY pk_hash, pk, sk LIMIT %s"
+)
+_SCAN_AFTER = (
+    f"SELECT {_ROW_COLUMNS} FROM dynastore_items"
+    " WHERE table_id = %s AND (pk_hash, pk, sk) > (%s, %s, %s) AND pk_hash < %s"
+    " ORDER BY pk_hash, pk, sk LIMIT %s"
+)
+
+
+def _query_sql(forward: bool, lower: str | None, upper: str | None) -> str:
+    conditions = "table_id = %s AND pk_hash = %s AND pk = %s"
+    if lower is not None:
+        conditions += f" AND sk {lower} %s"
+    if upper is not None:
+        conditions += f" AND sk {upper} %s"
+    order = "ASC" if forward else "DESC"
+    return (
+        f"SELECT {_ROW_COLUMNS} FROM dynastore_items WHERE {conditions} ORDER BY sk {order} LIMIT %s"
+    )
+
+
+_QUERY_SQL = {
+    (forward, lower, upper): _query_sql(forward, lower, upper)
+    for forward in (True, False)
+    for lower in (None, ">", ">=")
+    for upper in (None, "<", "<=")
+}
+
+FIRST_SCAN_CHUNK_ROWS = 256
+"""A Scan's first read: larger than SQLite's (each read is a round trip here)."""
+
+
+def _lower_op(bound: Bound | None) -> str | None:
+    return None if bound is None else (">=" if bound[1] else ">")
+
+
+def _upper_op(bound: Bound | None) -> str | None:
+    return None if bound is None else ("<=" if bound[1] else "<")
+
+
+def describe_location(url: str) -> str:
+    """The URL without its password, for messages."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "the PostgreSQL database"
+    host = info.get("host") or "localhost"
+    port = info.get("port") or "5432"
+    database = info.get("dbname") or info.get("user") or ""
+    return f"postgresql://{host}:{port}/{database}"
+
+
+class PostgresStorage(Storage):
+    """The store in the PostgreSQL database at ``url`` (as libpq takes it)."""
+
+    exclusive = False
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.location = describe_location(url)
+        self._writes = 0
+        self._depth = 0
+        # One direct connection first: an unreachable server, a refused login
+        # or a database of another schema version fails here, at once and in
+        # the driver's own words, instead of in the pool's retries.
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS) as first:
+                ensure_schema(first, self.location)
+        except psycopg.Error as error:
+            reason = " ".join(str(error).split())
+            raise StorageError(f"cannot use {self.location}: {reason}") from error
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=POOL_MAX_CONNECTIONS,
+            kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_SECONDS},
+            open=False,
+            check=ConnectionPool.check_connection,
+            name="dynastore",
+        )
+        self._pool.open()
+        self._connection: psycopg.Connection[Any] | None = None
+
+    # --- connections -------------------------------------------------------------
+    def _take(self) -> psycopg.Connection[Any]:
+        """The connection serving this process (taken from the pool when needed)."""
+        connection = self._connection
+        if connection is None or connection.closed:
+            if connection is not None:
+                self._pool.putconn(connection)
+            try:
+                connection = self._pool.getconn(timeout=CONNECT_TIMEOUT_SECONDS)
+            except PoolTimeout as error:
+                raise StorageUnavailable(f"cannot connect to {self.location}") from error
+            self._connection = connection
+        return connection
+
+    def _broken(self, error: psycopg.Error) -> StorageUnavailable:
+        """The connection failed: hand it back (the pool replaces it) and
+        report the request as unavailable."""
+        connection, self._connection = self._connection, None
+        self._depth = 0
+        if connection is not None:
+            try:
+                self._pool.putconn(connection)
+            except Exception:  # the pool is closing
+                pass
+        logger.warning("lost the connection to %s: %s", self.location, error)
+        return StorageUnavailable(f"{self.location}: {error}")
+
+    def _execute(self, query: str, parameters: Any = None) -> psycopg.Cursor[Any]:
+        connection = self._take()
+        try:
+            return connection.cursor(binary=True).execute(query, parameters, prepare=True)
+        except psycopg.OperationalError as error:
+            if connection.closed or connection.broken:
+                raise self._broken(error) from error
+            raise
+
+    def _rows(self, query: str, parameters: Any) -> list[Row]:
+        return [Row._make(found) for found in self._execute(query, parameters).fetchall()]
+
+    # --- catalogue ---------------------------------------------------------------
+    def load_tables(self) -> list[TableRecord]:
+        rows = self._execute(
+            "SELECT table_id, name, metadata FROM dynastore_tables ORDER BY table_id"
+        ).fetchall()
+        return [TableRecord(int(table_id), name, bytes(metadata)) for table_id, name, metadata in rows]
+
+    def create_table(self, name: str, metadata: bytes) -> int:
+        self._writes += 1
+        found = self._execute(
+            "INSERT INTO dynastore_tables (name, metadata) VALUES (%s, %s) RETURNING table_id",
+            (name, metadata),
+        ).fetchone()
+        assert found is not None
+        return int(found[0])
+
+    def update_table_metadata(self, table_id: int, metadata: bytes) -> None:
+        self._writes += 1
+        cursor = self._execute(
+            "UPDATE dynastore_tables SET metadata = %s, generation = generation + 1"
+            " WHERE table_id = %s",
+            (metadata, table_id),
+        )
+        if cursor.rowcount == 0:
+            raise KeyError(f"no table with id {table_id}")
+
+    def drop_table(self, table_id: int) -> None:
+        self._writes += 1
+        with self.transaction():
+            cursor = self._execute("DELETE FROM dynastore_tables WHERE table_id = %s", (table_id,))
+            if cursor.rowcount == 0:
+                raise KeyError(f"no table with id {table_id}")
+            self._execute("DELETE FROM dynastore_items WHERE table_id = %s", (table_id,))
+
+    # --- items -------------------------------------------------------------------
+    def get(self, table_id: int, pk: bytes, sk: bytes) -> Row | None:
+        found = self._execute(_GET, (table_id, partition_hash(pk), pk, sk)).fetchone()
+        return None if found is None else Row._make(found)
+
+    def put(self, table_id: int, row: Row) -> None:
+        self._writes += 1
+        self._execute(_PUT, (table_id, row.pk_hash, row.pk, row.sk, row.item, row.size))
+
+    def delete(self, table_id: int, pk: bytes, sk: bytes) -> None:
+        self._writes += 1
+        self._execute(_DELETE, (table_id, partition_hash(pk), pk, sk))
+
+    def query(
+        self,
+        table_id: int,
+        pk: bytes,
+        sort_range: SortKeyRange,
+        forward: bool = True,
+        exclusive_start_sk: bytes | None = None,
+        expected_rows: int | None = None,
+    ) -> Iterator[Row]:
+        lower, upper = sort_key_bounds(sort_range, forward, exclusive_start_sk)
+        if is_empty_range(lower, upper):
+            return iter(())
+        return self._query_chunks(
+            table_id, pk, partition_hash(pk), lower, upper, forward, first_chunk_rows(expected_rows)
+        )
+
+    def _query_chunks(
+        self,
+        table_id: int,
+        pk: bytes,
+        pk_hash: int,
+        lower: Bound | None,
+        upper: Bound | None,
+        forward: bool,
+        chunk_rows: int,
+    ) -> Iterator[Row]:
+        while True:
+            statement = _QUERY_SQL[(forward, _lower_op(lower), _upper_op(upper))]
+            parameters: list[object] = [table_id, pk_hash, pk]
+            if lower is not None:
+                parameters.append(lower[0])
+            if upper is not None:
+                parameters.append(upper[0])
+            parameters.append(chunk_rows)
+            rows = self._rows(statement, parameters)
+            yield from rows
+            if len(rows) < chunk_rows:
+                return
+            last_sk = rows[-1].sk
+            if forward:
+                lower = (last_sk, False)
+            else:
+                upper = (last_sk, False)
+            chunk_rows = min(chunk_rows * 2, MAX_CHUNK_ROWS)
+
+    def scan(
+        self,
+        table_id: int,
+        hash_low: int,
+        hash_high: int,
+        exclusive_start: tuple[int, bytes, bytes] | None = None,
+    ) -> Iterator[Row]:
+        hash_high = min(hash_high, HASH_SPACE)
+        if hash_low >= hash_high:
+            return iter(())
+        return self._scan_chunks(table_id, hash_low, hash_high, exclusive_start)
+
+    def _scan_chunks(
+        self,
+        table_id: int,
+        hash_low: int,
+        hash_high: int,
+        exclusive_start: tuple[int, bytes, bytes] | None,
+    ) -> Iterator[Row]:
+        chunk_rows = FIRST_SCAN_CHUNK_ROWS
+        start = exclusive_start
+        if start is not None and start[0] < hash_low:
+            start = None
+        while True:
+            if start is None:
+                rows = self._rows(_SCAN_FIRST, (table_id, hash_low, hash_high, chunk_rows))
+            else:
+                rows = self._rows(_SCAN_AFTER, (table_id, *start, hash_high, chunk_rows))
+            yield from rows
+            if len(rows) < chunk_rows:
+                return
+            last = rows[-1]
+            start = (last.pk_hash, last.pk, last.sk)
+            chunk_rows = min(chunk_rows * 2, MAX_CHUNK_ROWS)
+
+    def table_statistics(self, table_id: int) -> tuple[int, int]:
+        found = self._execute(_STATISTICS, (table_id,)).fetchone()
+        assert found is not None
+        return int(found[0]), int(found[1])
+
+    # --- atomicity and lifecycle -------------------------------------------------
+    def write_count(self) -> int:
+        return self._writes
+
+    def transaction(self) -> AbstractContextManager[None]:
+        return _TransactionBlock(self)
+
+    def close(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            try:
+                self._pool.putconn(connection)
+            except Exception:
+                pass
+        self._pool.close()
+
+
+class _TransactionBlock:
+    """BEGIN/COMMIT for the outermost block, a savepoint for a nested one."""
+
+    __slots__ = ("_storage", "_depth")
+
+    def __init__(self, storage: PostgresStorage) -> None:
+        self._storage = storage
+        self._depth = 0
+
+    def __enter__(self) -> None:
+        storage = self._storage
+        depth = storage._depth
+        storage._execute("BEGIN" if depth == 0 else f"SAVEPOINT nested_{depth}")
+        self._depth = depth
+        storage._depth = depth + 1
+
+    def __exit__(
+        self,
+        exception_type: type[BaseException] | None,
+        exception: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        storage = self._storage
+        depth = self._depth
+        if storage._depth == 0:
+            return  # the connection broke inside the block: nothing left to end
+        storage._depth = depth
+        if exception_type is None:
+            storage._execute("COMMIT" if depth == 0 else f"RELEASE nested_{depth}")
+            return
+        if isinstance(exception, StorageUnavailable):
+            return
+        try:
+            if depth == 0:
+                storage._execute("ROLLBACK")
+            else:
+                storage._execute(f"ROLLBACK TO nested_{depth}")
+                storage._execute(f"RELEASE nested_{depth}")
+        except StorageUnavailable:
+            pass
