@@ -3,17 +3,20 @@
 This is the object every operation receives. It owns the storage backend and
 an in-memory copy of the table catalogue (``TableSchema`` by name), and it is
 the only place that reads the clock, so tests can inject a manual one.
-Operations run one at a time against a Database (the server serialises them),
-which is what makes each operation's read-modify-write atomic.
+On an exclusive store (memory, SQLite) operations run one at a time
+against a Database (the server serialises them); on a store several servers
+share (PostgreSQL) the write path's conditional commits make each
+read-modify-write atomic (dynastore/write_path.py), and ``tables`` is this
+process's copy of a catalogue other servers may change (docs/postgres.md).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
+from itertools import islice
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -31,8 +34,19 @@ from dynastore.engine.streams import STREAM_EXTENSION, STREAM_STORAGE_MARKER
 from dynastore.engine.table_arns import table_name_from_identifier
 from dynastore.errors import ItemCollectionSizeLimitExceededException, table_not_found
 from dynastore.faults import FaultRules
-from dynastore.storage.base import HASH_SPACE, Row, SortKeyRange, Storage, TableRecord
+from dynastore.storage.base import (
+    Commit,
+    Row,
+    RowChange,
+    RowCheck,
+    RowKey,
+    SortKeyRange,
+    Storage,
+    TableRecord,
+    WriteConflict,
+)
 from dynastore.streams_api.store import StreamStore
+from dynastore.types.keys import partition_hash
 
 DEFAULT_REGION = "us-east-1"
 DEFAULT_ACCOUNT_ID = "000000000000"
@@ -45,6 +59,17 @@ PENDING_INDEX_WRITES_MAX = limits.PENDING_INDEX_WRITES_MAX
 """Bound on GSI changes waiting out --gsi-lag-ms; past it the oldest applies at once."""
 
 
+GSI_OUTBOX_NAME = "_dynastore/gsi-outbox"
+"""Storage name of the durable queue of GSI writes waiting out --gsi-lag-ms
+(never a DynamoDB table name: those cannot contain '/')."""
+TRANSACTION_TOKENS_NAME = "_dynastore/transaction-tokens"
+"""Storage name of the ClientRequestTokens of completed transactions."""
+OUTBOX_PK = b"outbox"
+"""Every outbox row is in this one partition, sorted by when it is due."""
+OUTBOX_BATCH_ROWS = limits.GSI_OUTBOX_BATCH_ROWS
+"""Outbox rows applied per call of ``propagate_index_changes``."""
+
+
 class PendingIndexWrite(NamedTuple):
     """A GSI write waiting out the lag: which item, and its entry before the write."""
 
@@ -54,17 +79,12 @@ class PendingIndexWrite(NamedTuple):
     pk: bytes
     sk: bytes
     old_entry: tuple[bytes, bytes] | None
-    sequence: int = 0
-    """Its row in the GSI outbox, so a pending write survives a crash."""
 
 
-GSI_OUTBOX_NAME = "_dynastore/gsi-outbox"
-"""Storage name of the durable queue of GSI writes waiting out --gsi-lag-ms
-(never a DynamoDB table name: those cannot contain '/')."""
-
-
-def _outbox_key(sequence: int) -> bytes:
-    return sequence.to_bytes(8, "big")
+def _outbox_sort_key(due: float) -> bytes:
+    """When an outbox row is due (microseconds, big-endian) and 8 random
+    bytes, so rows queued by several servers never collide and sort by due time."""
+    return int(due * 1_000_000).to_bytes(8, "big") + os.urandom(8)
 
 
 def _outbox_record(write: PendingIndexWrite) -> bytes:
@@ -77,7 +97,7 @@ def _pending_from_outbox(row: Row) -> PendingIndexWrite:
     due, table_name, index_storage_id, pk, sk, old = orjson.loads(row.item)
     old_entry = None if old is None else (bytes.fromhex(old[0]), bytes.fromhex(old[1]))
     return PendingIndexWrite(due, table_name, index_storage_id, bytes.fromhex(pk),
-                             bytes.fromhex(sk), old_entry, int.from_bytes(row.pk, "big"))
+                             bytes.fromhex(sk), old_entry)
 
 
 POSTGRES_URL_SCHEMES = ("postgresql://", "postgres://")
@@ -115,56 +135,62 @@ class Database:
         self.gsi_lag_seconds = gsi_lag_from_environment()
         """GSI propagation delay (DynamoDB's eventual consistency made visible);
         0 applies GSI changes with the write, as tests expect by default."""
-        self._pending_index_changes: deque[PendingIndexWrite] = deque()
-        self._outbox_id = 0
-        """Storage id of the GSI outbox (created on first open)."""
-        self._outbox_sequence = 0
         self.item_collection_max_bytes = item_collection_cap_from_environment()
         """The cap on one partition-key value's size across the table and its
         LSIs; None (the default, 10 GB) leaves it unchecked, since measuring
         costs a read of the whole collection on every write."""
         self.tables: dict[str, TableSchema] = {}
-        # Transactions (issue 4): armed fault rules, ClientRequestTokens seen.
+        # Transactions (issue 4): armed fault rules.
         self.faults = FaultRules()
         self.throughput: Any = None
         """The throughput model (issue 7, dynastore/throughput/); None while off."""
-        self._transaction_tokens: Any = None
+        self.outbox_id = 0
+        """Storage id of the GSI outbox (created on first open)."""
+        self.tokens_id = 0
+        """Storage id of the ClientRequestTokens of completed transactions."""
+        self._outbox_queued = 0
+        """Outbox rows this process queued and has not seen applied (a bound,
+        and on an exclusive store a way to skip reading an empty outbox)."""
+        self.streams = StreamStore(self, [])
+        """Every stream (issue 5): their descriptions; records and shards are in storage."""
+        self._load_catalogue()
+        # Dynastore's own storage tables are created here, outside any write's
+        # transaction, so a rolled-back write can never take one back with it.
+        if not self.outbox_id:
+            self.outbox_id = self.storage.create_table(GSI_OUTBOX_NAME, b"{}")
+        if not self.tokens_id:
+            self.tokens_id = self.storage.create_table(TRANSACTION_TOKENS_NAME, b"{}")
+        self._outbox_queued = 1  # whatever a previous run left is looked at once
+
+    def _load_catalogue(self) -> None:
+        """(Re)build the in-memory catalogue from storage: tables with their
+        index storage ids, streams, dynastore's own storage tables."""
+        tables: dict[str, TableSchema] = {}
         index_ids: dict[str, int] = {}
         stream_records: list[TableRecord] = []
-        for record in storage.load_tables():
+        for record in self.storage.load_tables():
             if STREAM_STORAGE_MARKER in record.name:  # a stream's records (issue 5)
                 stream_records.append(record)
-                continue
-            if INDEX_STORAGE_MARKER in record.name:  # an index's entries, not a table
+            elif INDEX_STORAGE_MARKER in record.name:  # an index's entries, not a table
                 index_ids[record.name] = record.table_id
-                continue
-            if record.name == GSI_OUTBOX_NAME:  # GSI writes still waiting out their lag
-                self._outbox_id = record.table_id
-                continue
-            # The storage id is authoritative: metadata is written before it is known.
-            schema = replace(TableSchema.from_metadata(record.metadata), table_id=record.table_id)
-            self.tables[record.name] = schema
-        for name, schema in self.tables.items():
+            elif record.name == GSI_OUTBOX_NAME:  # GSI writes still waiting out their lag
+                self.outbox_id = record.table_id
+            elif record.name == TRANSACTION_TOKENS_NAME:
+                self.tokens_id = record.table_id
+            else:
+                # The storage id is authoritative: metadata is written before it is known.
+                tables[record.name] = replace(
+                    TableSchema.from_metadata(record.metadata),
+                    table_id=record.table_id, generation=record.generation,
+                )
+        for name, schema in tables.items():
             if schema.indexes:
-                self.tables[name] = replace(schema, indexes=tuple(
+                tables[name] = replace(schema, indexes=tuple(
                     replace(index, storage_id=index_ids.get(index_storage_name(name, index.name), 0))
                     for index in schema.indexes
                 ))
+        self.tables = tables
         self.streams = StreamStore(self, stream_records)
-        """Every stream (issue 5): records, shards, the sequence counter."""
-        self._reload_pending_index_writes()
-
-    def _reload_pending_index_writes(self) -> None:
-        """GSI writes a previous run left waiting (lag mode): due when they were.
-        The outbox is created here, outside any write's transaction, so a
-        rolled-back write can never take its creation back with it."""
-        if not self._outbox_id:
-            self._outbox_id = self.storage.create_table(GSI_OUTBOX_NAME, b"{}")
-            return
-        for row in self.storage.scan(self._outbox_id, 0, HASH_SPACE):
-            write = _pending_from_outbox(row)
-            self._pending_index_changes.append(write)
-            self._outbox_sequence = max(self._outbox_sequence, write.sequence)
 
     @classmethod
     def open(cls, path: str | Path | None = None, **options: object) -> Database:
@@ -186,17 +212,6 @@ class Database:
 
             storage = SQLiteStorage(Path(path))
         return cls(storage, **options)  # type: ignore[arg-type]
-
-    @property
-    def transaction_tokens(self) -> Any:
-        """TransactWriteItems' ClientRequestToken book (engine/transactions.py),
-        created on first use so that start-up does not import the transaction
-        engine (and the expression parser behind it)."""
-        if self._transaction_tokens is None:
-            from dynastore.engine.transactions import TokenBook
-
-            self._transaction_tokens = TokenBook()
-        return self._transaction_tokens
 
     def now(self) -> float:
         return self.clock()
@@ -222,12 +237,13 @@ class Database:
         """Register a new table; returns its schema with the storage id filled in."""
         with self.storage.transaction():
             table_id = self.storage.create_table(schema.name, schema.to_metadata())
-            created = replace(schema, table_id=table_id)
+            created = replace(schema, table_id=table_id, generation=self.storage.first_generation)
             if schema.indexes:
                 created = replace(created, indexes=tuple(
                     self.create_index_storage(created, index) for index in schema.indexes
                 ))
-                self.storage.update_table_metadata(table_id, created.to_metadata())
+                generation = self.storage.update_table_metadata(table_id, created.to_metadata())
+                created = replace(created, generation=generation)
         self.tables[created.name] = created
         return created
 
@@ -245,7 +261,8 @@ class Database:
 
     def update_table(self, schema: TableSchema) -> TableSchema:
         """Persist a changed definition of an existing table (same name and id)."""
-        self.storage.update_table_metadata(schema.table_id, schema.to_metadata())
+        generation = self.storage.update_table_metadata(schema.table_id, schema.to_metadata())
+        schema = replace(schema, generation=generation)
         self.tables[schema.name] = schema
         return schema
 
@@ -264,51 +281,11 @@ class Database:
         """(item count, size in bytes) of a table, as DescribeTable reports them."""
         return self.storage.table_statistics(schema.table_id)
 
-    # --- the one path every item write takes -------------------------------------
-    # PutItem, UpdateItem, DeleteItem, BatchWriteItem (and later transactions and
-    # the TTL sweeper) change items only through these two methods, so that
-    # what must follow a write -- index entries (issue 3), stream records
-    # (issue 5) -- is added in one place and no write path can miss it.
-
+    # --- what the write path asks of the database (dynastore/write_path.py) ------
     def needs_old_rows(self, schema: TableSchema) -> bool:
-        """True when a write must pass the row it replaces (for index
+        """True when a write must know the row it replaces (for index
         maintenance or stream images); otherwise writers may skip reading it."""
         return bool(schema.indexes) or STREAM_EXTENSION in schema.extensions
-
-    def write_row(
-        self, schema: TableSchema, new_row: Row, old_row: Row | None = None
-    ) -> index_engine.IndexUnits | None:
-        """Insert or replace an item (see ``_write_item_row``); on a table with
-        a stream, its record is appended in the same storage transaction."""
-        if STREAM_EXTENSION not in schema.extensions:
-            return self._write_item_row(schema, new_row, old_row)
-        with self.storage.transaction():
-            units = self._write_item_row(schema, new_row, old_row)
-            self.streams.record_change(schema, old_row, new_row)
-        return units
-
-    def _write_item_row(
-        self, schema: TableSchema, new_row: Row, old_row: Row | None = None
-    ) -> index_engine.IndexUnits | None:
-        """Insert or replace an item. ``old_row`` is the stored row it replaces
-        (required when ``needs_old_rows(schema)``). Returns the write capacity
-        its index entries cost (None on a table without indexes). Raises
-        DynamoDB's ValidationException, writing nothing, when an index key
-        attribute has the wrong type or is empty."""
-        if not schema.indexes:
-            self.storage.put(schema.table_id, new_row)
-            return None
-        old_item = orjson.loads(old_row.item) if old_row is not None else None
-        new_item = orjson.loads(new_row.item)
-        changes = index_engine.index_changes(schema, old_item, new_item, old_row, new_row)
-        with self.storage.transaction():
-            self.storage.put(schema.table_id, new_row)
-            self._apply_index_changes(schema, new_row, changes)
-            cap = self.item_collection_max_bytes
-            if cap is not None and schema.local_indexes:
-                if self.item_collection_size(schema, new_row.pk) > cap:
-                    raise ItemCollectionSizeLimitExceededException()
-        return index_engine.units_of(changes)
 
     def item_collection_size(self, schema: TableSchema, pk: bytes) -> int:
         """Bytes of one partition-key value across the table and its LSIs."""
@@ -331,88 +308,95 @@ class Database:
             "SizeEstimateRangeGB": [float(int(size_gb)), float(int(size_gb) + 1)],
         }
 
-    def delete_row(
-        self, schema: TableSchema, old_row: Row, *, by_service: bool = False
-    ) -> index_engine.IndexUnits | None:
-        """Delete a stored item (see ``_delete_item_row``); on a table with a
-        stream, its REMOVE record is appended in the same storage transaction
-        (``by_service``: a TTL deletion, recorded with DynamoDB's service identity)."""
-        if STREAM_EXTENSION not in schema.extensions:
-            return self._delete_item_row(schema, old_row)
-        with self.storage.transaction():
-            units = self._delete_item_row(schema, old_row)
-            self.streams.record_change(schema, old_row, None, by_service=by_service)
-        return units
+    def check_item_collection(self, schema: TableSchema, old_row: Row | None, new_row: Row) -> None:
+        """Refuse a write that would take its item collection past the cap
+        (only when $DYNASTORE_ITEM_COLLECTION_MAX_BYTES sets one)."""
+        cap = self.item_collection_max_bytes
+        if cap is None or not schema.local_indexes:
+            return
+        old_item = orjson.loads(old_row.item) if old_row is not None else None
+        new_item = orjson.loads(new_row.item)
+        growth = new_row.size - (old_row.size if old_row is not None else 0)
+        for index in schema.local_indexes:
+            new_entry = index_engine.entry_row(schema, index, new_item, new_row)
+            old_entry = index_engine.entry_row(schema, index, old_item, old_row) if old_item else None
+            growth += (new_entry.size if new_entry else 0) - (old_entry.size if old_entry else 0)
+        if growth > 0 and self.item_collection_size(schema, new_row.pk) + growth > cap:
+            raise ItemCollectionSizeLimitExceededException()
 
-    def _delete_item_row(self, schema: TableSchema, old_row: Row) -> index_engine.IndexUnits | None:
-        """Delete a stored item (callers skip deleting what is not there);
-        returns the write capacity its index entries cost."""
-        if not schema.indexes:
-            self.storage.delete(schema.table_id, old_row.pk, old_row.sk)
-            return None
-        changes = index_engine.index_changes(schema, orjson.loads(old_row.item), None, old_row)
-        with self.storage.transaction():
-            self.storage.delete(schema.table_id, old_row.pk, old_row.sk)
-            self._apply_index_changes(schema, old_row, changes)
-        return index_engine.units_of(changes)
-
-    def _apply_index_changes(
-        self, schema: TableSchema, row: Row, changes: list[index_engine.IndexChange]
-    ) -> None:
-        """Write index entries; with --gsi-lag-ms, GSI entries only later."""
-        if self.gsi_lag_seconds > 0 and any(change.index.is_global for change in changes):
-            due = self.now() + self.gsi_lag_seconds
-            for change in changes:
-                if change.index.is_global:
-                    self._queue_index_write(
-                        PendingIndexWrite(due, schema.name, change.index.storage_id, row.pk, row.sk, change.delete)
-                    )
-            changes = [change for change in changes if not change.index.is_global]
-            while len(self._pending_index_changes) > PENDING_INDEX_WRITES_MAX:
-                self._propagate(self._pending_index_changes.popleft())
-        for change in changes:
-            if change.delete is not None:
-                self.storage.delete(change.index.storage_id, *change.delete)
-            if change.put is not None:
-                self.storage.put(change.index.storage_id, change.put)
-
-    def _queue_index_write(self, write: PendingIndexWrite) -> None:
-        """Queue a lagging GSI write, and record it in the outbox within the
-        caller's storage transaction, so it is applied even after a crash."""
-        self._outbox_sequence += 1
-        write = write._replace(sequence=self._outbox_sequence)
-        self.storage.put(self._outbox_id, Row(0, _outbox_key(write.sequence), b"", _outbox_record(write), 0))
-        self._pending_index_changes.append(write)
+    def outbox_row(
+        self,
+        schema: TableSchema,
+        index: IndexDefinition,
+        pk: bytes,
+        sk: bytes,
+        old_entry: tuple[bytes, bytes] | None,
+    ) -> RowChange:
+        """The outbox row of a GSI write waiting out --gsi-lag-ms: applied
+        once due (``propagate_index_changes``), even after a crash."""
+        due = self.now() + self.gsi_lag_seconds
+        data = _outbox_record(PendingIndexWrite(due, schema.name, index.storage_id, pk, sk, old_entry))
+        sort_key = _outbox_sort_key(due)
+        self._outbox_queued += 1
+        row = Row(partition_hash(OUTBOX_PK), OUTBOX_PK, sort_key, data, len(data))
+        return RowChange(self.outbox_id, OUTBOX_PK, sort_key, row)
 
     def propagate_index_changes(self, everything: bool = False) -> None:
         """Apply the GSI writes whose lag has passed (all of them with
         ``everything``). Reads of a GSI call this first; without --gsi-lag-ms
-        nothing is ever pending."""
-        pending = self._pending_index_changes
-        if not pending:
+        nothing is queued (on a shared store the background pass applies
+        what other servers queued)."""
+        if not self._outbox_queued and (self.storage.exclusive or self.gsi_lag_seconds <= 0):
             return
-        now = self.now()
-        with self.storage.transaction():
-            while pending and (everything or pending[0].due <= now):
-                self._propagate(pending.popleft())
+        if self._outbox_queued > PENDING_INDEX_WRITES_MAX:
+            everything = True  # the bound: the oldest apply at once
+        high = None if everything else int(self.now() * 1_000_000 + 1).to_bytes(8, "big")
+        rows = list(islice(self.storage.query(
+            self.outbox_id, OUTBOX_PK, SortKeyRange(high=high, high_inclusive=False)
+        ), OUTBOX_BATCH_ROWS))
+        for row in rows:
+            self._propagate(row)
+        if len(rows) < OUTBOX_BATCH_ROWS and (everything or not any(
+            True for _ in self.storage.query(self.outbox_id, OUTBOX_PK, SortKeyRange(), expected_rows=1)
+        )):
+            self._outbox_queued = 0
+        else:
+            self._outbox_queued = max(1, self._outbox_queued - len(rows))
 
-    def _propagate(self, write: PendingIndexWrite) -> None:
-        """Bring one item's entry in one GSI up to the item as it is *now*:
-        a write that was rolled back, or superseded, leaves no stale entry."""
-        if write.sequence:
-            self.storage.delete(self._outbox_id, _outbox_key(write.sequence), b"")
+    def _propagate(self, outbox: Row) -> None:
+        """Bring one item's entry in one GSI up to the item as it is *now*
+        (a write that was rolled back, or superseded, leaves no stale entry),
+        and remove the outbox row, in one commit conditional on both rows
+        being as read: another server applying it too, or a write of the
+        item meanwhile, makes this one read again (or find it done)."""
+        write = _pending_from_outbox(outbox)
         schema = self.tables.get(write.table_name)
         index = next(
             (index for index in schema.indexes if index.storage_id == write.index_storage_id), None
         ) if schema is not None else None
-        if schema is None or index is None:
-            return  # the table or the index is gone
-        row = self.storage.get(schema.table_id, write.pk, write.sk)
-        entry = index_engine.entry_row(schema, index, orjson.loads(row.item)) if row else None
-        if write.old_entry is not None and (entry is None or (entry.pk, entry.sk) != write.old_entry):
-            self.storage.delete(index.storage_id, *write.old_entry)
-        if entry is not None:
-            self.storage.put(index.storage_id, entry)
+        keys = [RowKey(self.outbox_id, outbox.pk, outbox.sk)]
+        if schema is not None and index is not None:
+            keys.append(RowKey(schema.table_id, write.pk, write.sk))
+        for _ in range(limits.WRITE_CONFLICT_ATTEMPTS):
+            stored = self.storage.read_for_write(keys)
+            if stored[0].row is None:
+                return  # applied meanwhile (by another server)
+            commit = Commit(changes=[RowChange(self.outbox_id, outbox.pk, outbox.sk, None, stored[0].version)])
+            if schema is not None and index is not None:
+                item = stored[1]
+                entry = index_engine.entry_row(schema, index, orjson.loads(item.row.item)) if item.row else None
+                if write.old_entry is not None and (entry is None or (entry.pk, entry.sk) != write.old_entry):
+                    commit.changes.append(RowChange(index.storage_id, *write.old_entry, None))
+                if entry is not None:
+                    commit.changes.append(RowChange(index.storage_id, entry.pk, entry.sk, entry))
+                commit.checks.append(RowCheck(schema.table_id, write.pk, write.sk,
+                                              item.version if item.row is not None else None))
+                commit.generations[schema.table_id] = schema.generation
+            try:
+                self.storage.commit(commit)
+                return
+            except WriteConflict:
+                continue
 
     def close(self) -> None:
         self.storage.close()

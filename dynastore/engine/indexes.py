@@ -1,6 +1,6 @@
 """Secondary indexes: entry keys, projections, and what a write changes in them.
 
-Pure: no storage calls, no clock. ``Database.write_row``/``delete_row`` ask
+Pure: no storage calls, no clock. The write path (dynastore/write_path.py) asks
 ``index_changes`` what to do and apply it; Query/Scan ask
 ``index_sort_range``/``index_position`` where to read.
 

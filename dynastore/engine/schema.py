@@ -114,6 +114,10 @@ class TableSchema:
     """Secondary indexes (LSIs and GSIs), in the order they were defined."""
     extensions: dict[str, Any] = field(default_factory=dict)
     """Room for later features (indexes, streams, TTL) before they get fields."""
+    generation: int = 0
+    """The catalogue generation this definition was read at (storage's, like
+    ``table_id``; on a shared store a commit computed from an older one is
+    refused: storage.base.Commit)."""
 
     # --- indexes -------------------------------------------------------------
     def index(self, name: str) -> IndexDefinition | None:
@@ -172,7 +176,9 @@ class TableSchema:
 
     # --- persistence -----------------------------------------------------------
     def to_metadata(self) -> bytes:
-        return orjson.dumps(asdict(self))
+        raw = asdict(self)
+        del raw["generation"]  # storage's, like table_id: never part of the definition
+        return orjson.dumps(raw)
 
     @classmethod
     def from_metadata(cls, metadata: bytes) -> TableSchema:

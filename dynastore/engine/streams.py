@@ -3,11 +3,11 @@ numbers, shard ids and lineage, shard iterators.
 
 No storage, no clock: callers pass ``now`` and the sequence number. The
 stateful half (where records live, the shard list, the counter) is
-dynastore.streams_api.store; the one write path (Database.write_row /
-delete_row) calls it inside the item's storage transaction.
+dynastore.streams_api.store; the one write path (dynastore/write_path.py)
+has it number the records inside the item change's commit.
 
 Sequence numbers are decimal strings of exactly 21 digits (DynamoDB's are 21
-to 40), issued from one counter per database starting at ``FIRST_SEQUENCE``:
+to 40), issued from one counter per stream starting at ``FIRST_SEQUENCE``:
 their text order is their numeric order, so a stream's records can be stored
 with the sequence number as the sort key and read back in commit order.
 """
@@ -205,22 +205,27 @@ class Shard:
     closed: bool = False
     end: int | None = None
     trimmed: int = 0
-    count: int = 0  # records written while this process ran (drives rollover)
     closed_at: float | None = None
-    confirmed: bool = False  # its stored row was seen outside any transaction
 
     def to_json(self) -> bytes:
         # Sequence numbers exceed 64 bits: JSON carries them as text.
-        return orjson.dumps({
+        raw: dict[str, Any] = {
             "shard_id": self.shard_id, "parent": self.parent, "start": str(self.start),
             "created": self.created, "trimmed": str(self.trimmed),
-        })
+        }
+        if self.closed:
+            raw["closed_at"] = self.closed_at
+            raw["end"] = None if self.end is None else str(self.end)
+        return orjson.dumps(raw)
 
     @classmethod
     def from_json(cls, data: bytes) -> Shard:
         raw = orjson.loads(data)
+        closed = "closed_at" in raw
+        end = raw.get("end")
         return cls(raw["shard_id"], raw["parent"], int(raw["start"]), raw["created"],
-                   trimmed=int(raw.get("trimmed", 0)), confirmed=True)
+                   closed=closed, end=None if end is None else int(end),
+                   trimmed=int(raw.get("trimmed", 0)), closed_at=raw.get("closed_at"))
 
     def describe(self) -> dict[str, Any]:
         """A ``Shard`` of DescribeStream."""
@@ -233,9 +238,6 @@ class Shard:
         if self.parent is not None:
             shard["ParentShardId"] = self.parent
         return shard
-
-    def should_roll_over(self, now: float, max_records: int, max_age: float) -> bool:
-        return self.count >= max_records or now - self.created >= max_age
 
 
 @dataclass(frozen=True)

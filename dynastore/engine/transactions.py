@@ -8,17 +8,17 @@ storage, no clock (``now`` is passed in), no wire I/O:
 - the request-level checks (no item twice, the 4 MB aggregate size);
 - running every action's plan against one state (``evaluate``), giving the
   mutations to write or the ``CancellationReasons`` DynamoDB reports;
-- the ``ClientRequestToken`` book: which token was used for which request,
-  until when (10 minutes), bounded in size.
+- ``ClientRequestToken`` records: which request a token was used for, until
+  when (10 minutes), and whether a request is a retry of it.
 
 The operations (dynastore/ops/transact_*.py) do the storage part: look the
-tables up, read the rows, write the mutations inside one storage transaction.
+tables up, read the rows, write the mutations (and the token's record) in
+one commit through the write path.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,9 +74,6 @@ MESSAGE_TOKEN_MISMATCH = (
 TOKEN_WINDOW_SECONDS = limits.TRANSACTION_TOKEN_WINDOW_SECONDS
 """A ClientRequestToken is remembered for 10 minutes after its request completed.
 (Belongs in dynastore.limits as TRANSACTION_TOKEN_WINDOW_SECONDS.)"""
-TOKENS_MAX = limits.TRANSACTION_TOKENS_MAX
-"""Bound of the token book; the oldest token is forgotten first.
-(Belongs in dynastore.limits as TRANSACTION_TOKENS_MAX.)"""
 
 WRITE_KINDS = ("ConditionCheck", "Put", "Update", "Delete")
 CAPACITY_FACTOR = limits.TRANSACTION_CAPACITY_FACTOR
@@ -339,50 +336,27 @@ def request_fingerprint(request: dict[str, Any]) -> bytes:
     return hashlib.sha256(orjson.dumps(material, option=orjson.OPT_SORT_KEYS)).digest()
 
 
-@dataclass(frozen=True, slots=True)
-class TokenRecord:
-    fingerprint: bytes
-    expires_at: float
+def token_record(fingerprint: bytes, now: float, window_seconds: float = TOKEN_WINDOW_SECONDS) -> bytes:
+    """What is stored for a completed request's ClientRequestToken: its
+    fingerprint and when the token expires (the database clock)."""
+    return orjson.dumps({"fingerprint": fingerprint.hex(), "expires": now + window_seconds})
 
 
-class TokenBook:
-    """The ClientRequestTokens of completed transactions, as data.
+def replays(record: bytes | None, fingerprint: bytes, now: float) -> bool:
+    """Whether a request whose token has ``record`` stored (None: none) is a
+    retry of a completed request, to answer without applying again; the
+    same token with other parameters is IdempotentParameterMismatchException.
+    An expired token starts a new request."""
+    if record is None:
+        return False
+    stored = orjson.loads(record)
+    if stored["expires"] <= now:
+        return False
+    if bytes.fromhex(stored["fingerprint"]) != fingerprint:
+        raise IdempotentParameterMismatchException(MESSAGE_TOKEN_MISMATCH)
+    return True
 
-    ``seen(token, fingerprint, now)`` says whether the request was already
-    applied (a retry to answer without applying again), raises
-    IdempotentParameterMismatchException for the same token with other
-    parameters; ``remember`` records a completed request. Expiry follows the
-    database clock (``now``), and at most ``capacity`` tokens are kept.
-    """
 
-    def __init__(self, capacity: int = TOKENS_MAX, window_seconds: float = TOKEN_WINDOW_SECONDS) -> None:
-        self.capacity = capacity
-        self.window_seconds = window_seconds
-        self._records: OrderedDict[str, TokenRecord] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._records)
-
-    def seen(self, token: str, fingerprint: bytes, now: float) -> bool:
-        self._expire(now)
-        record = self._records.get(token)
-        if record is None:
-            return False
-        if record.fingerprint != fingerprint:
-            raise IdempotentParameterMismatchException(MESSAGE_TOKEN_MISMATCH)
-        return True
-
-    def remember(self, token: str, fingerprint: bytes, now: float) -> None:
-        self._records.pop(token, None)
-        self._records[token] = TokenRecord(fingerprint, now + self.window_seconds)
-        while len(self._records) > self.capacity:
-            self._records.popitem(last=False)
-
-    def _expire(self, now: float) -> None:
-        """Records are in completion order, so expired ones are at the front."""
-        records = self._records
-        while records:
-            token, record = next(iter(records.items()))
-            if record.expires_at > now:
-                return
-            del records[token]
+def token_expired(record: bytes, now: float) -> bool:
+    """Whether a stored token record may be forgotten (the TTL sweeper's pass)."""
+    return bool(orjson.loads(record)["expires"] <= now)

@@ -1,8 +1,8 @@
 """BatchWriteItem: up to 25 puts and deletes across tables, no conditions.
 
 Every request is validated before anything is written (values, item size,
-table, key schema, no key twice in a table); then all writes commit in one
-storage transaction, so a failure leaves every table untouched. Nothing is
+table, key schema, no key twice in a table); then all writes go through the
+write path in one commit, so a failure leaves every table untouched. Nothing is
 ever left unprocessed (UnprocessedItems is empty): the server has no
 throughput limit to run into -- unless an Unprocessed fault rule holds items
 back (docs/faults.md). Each write costs its own rounded write units
@@ -23,9 +23,12 @@ from dynastore.engine.schema import TableSchema
 from dynastore.errors import ValidationException
 from dynastore.faults import hold_batch_writes
 from dynastore.types.attribute_value import MESSAGE_MULTIPLE_TYPES, validate_item
+from dynastore.write_path import DELETE, RETRY_ALL, InvalidChange, Target, item_target
+from dynastore.write_path import write as write_items
 
 if TYPE_CHECKING:
     from dynastore.database import Database
+    from dynastore.storage.base import Row
 
 MESSAGE_TOO_MANY_REQUESTS = "Too many items requested for the BatchWriteItem call"
 MESSAGE_DUPLICATE_KEYS = "Provided list of item keys contains duplicates"
@@ -62,9 +65,7 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
         _check_keys(table)
     unprocessed = hold_batch_writes(database.faults, tables) if database.faults.armed else {}
     wants_capacity = request.get("ReturnConsumedCapacity") in ("TOTAL", "INDEXES")
-    with database.storage.transaction():
-        for table in tables:
-            _write_table(database, table, wants_capacity)
+    _write_all(database, tables, wants_capacity)
     response: dict[str, Any] = {"UnprocessedItems": unprocessed}
     if wants_capacity:
         mode = request["ReturnConsumedCapacity"]
@@ -132,24 +133,30 @@ def _check_keys(table: TableWrites) -> None:
         raise ValidationException(MESSAGE_DUPLICATE_KEYS)
 
 
-def _write_table(database: Database, table: TableWrites, wants_capacity: bool) -> None:
-    schema = table.schema
-    assert schema is not None
-    storage = database.storage
-    # A delete needs the row it removes; a put needs it for capacity or when
-    # indexes/streams must see the item being replaced.
-    read_for_puts = wants_capacity or database.needs_old_rows(schema)
-    for write, (pk, sk) in zip(table.writes, table.keys, strict=True):
-        old_row = None
-        if write.item is None or read_for_puts:
-            old_row = storage.get(schema.table_id, pk, sk)
-        if wants_capacity:
-            old_size = 0 if old_row is None else old_row.size
-            table.units += write_units(max(old_size, write.size_bytes))
-        index_units = None
-        if write.item is not None:
-            row = row_for(schema, write.item, write.size_bytes)
-            index_units = database.write_row(schema, row, old_row)
-        elif old_row is not None:
-            index_units = database.delete_row(schema, old_row)
-        merge_units(table.index_units, index_units)
+def _write_all(database: Database, tables: list[TableWrites], wants_capacity: bool) -> None:
+    """Every write of the batch in one commit (the write path). A delete
+    needs the row it removes; a put reads the row it replaces only for the
+    capacity report or when indexes or a stream must see it."""
+    targets: list[Target] = []
+    rows: list[Row | None] = []
+    for table in tables:
+        schema = table.schema
+        assert schema is not None
+        read_for_puts = wants_capacity or database.needs_old_rows(schema)
+        for request, (pk, sk) in zip(table.writes, table.keys, strict=True):
+            targets.append(item_target(schema, pk, sk, request.item is None or read_for_puts))
+            rows.append(row_for(schema, request.item, request.size_bytes) if request.item is not None else None)
+    try:
+        written = write_items(database, targets, lambda _old, _conflicted: [
+            DELETE if row is None else row for row in rows
+        ], conflicts=RETRY_ALL)
+    except InvalidChange as refused:
+        raise refused.error from None
+    outcomes = iter(written)
+    for table in tables:
+        for item_write in table.writes:
+            outcome = next(outcomes)
+            if wants_capacity:
+                old_size = 0 if outcome.old_row is None else outcome.old_row.size
+                table.units += write_units(max(old_size, item_write.size_bytes))
+            merge_units(table.index_units, outcome.index_units)

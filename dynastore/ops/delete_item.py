@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from dynastore.engine.capacity import write_units
-from dynastore.engine.item_ops import ConditionFailed, DeletePlan, apply, check_key
+from dynastore.engine.item_ops import ConditionFailed, DeletePlan, Item, apply, check_key
 from dynastore.engine.rows import item_of
 from dynastore.ops.put_item import (
     add_collection_metrics,
@@ -19,9 +19,11 @@ from dynastore.ops.put_item import (
     write_expressions,
 )
 from dynastore.types.attribute_value import validate_item
+from dynastore.write_path import DELETE, item_target, write_one
 
 if TYPE_CHECKING:
     from dynastore.database import Database
+    from dynastore.storage.base import Row
 
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
@@ -31,18 +33,22 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     schema = database.table(request.get("TableName"))  # type: ignore[arg-type]
     check_key(schema, key)
     pk, sk = schema.encode_key(key)
-    row = database.storage.get(schema.table_id, pk, sk)
     wants_old = condition is not None or return_values == "ALL_OLD"
-    old_item = item_of(row) if row is not None and wants_old else None
-    outcome = apply(DeletePlan(key, condition), old_item, database.now())
-    if isinstance(outcome, ConditionFailed):
-        raise condition_failed(request, outcome, write_units(size_of(row)))
-    index_units = None
-    if row is not None:
-        index_units = database.delete_row(schema, row)
+    plan = DeletePlan(key, condition)
+    now = database.now()
+    old_items: list[Item | None] = [None]
+
+    def decide(row: Row | None) -> Any:
+        old_item = old_items[0] = item_of(row) if row is not None and wants_old else None
+        outcome = apply(plan, old_item, now)
+        if isinstance(outcome, ConditionFailed):
+            raise condition_failed(request, outcome, write_units(size_of(row)))
+        return DELETE
+
+    written = write_one(database, item_target(schema, pk, sk), decide)
     response: dict[str, Any] = {}
-    if return_values == "ALL_OLD" and old_item is not None:
-        response["Attributes"] = old_item
-    add_write_capacity(response, request, schema.name, size_of(row), 0, index_units)
+    if return_values == "ALL_OLD" and old_items[0] is not None:
+        response["Attributes"] = old_items[0]
+    add_write_capacity(response, request, schema.name, size_of(written.old_row), 0, written.index_units)
     add_collection_metrics(database, response, request, schema, key)
     return response

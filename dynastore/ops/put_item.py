@@ -19,6 +19,7 @@ from dynastore.engine.capacity import consumed_capacity, write_units
 from dynastore.engine.item_ops import (
     Condition,
     ConditionFailed,
+    Item,
     PutPlan,
     Update,
     apply,
@@ -30,6 +31,7 @@ from dynastore.errors import ConditionalCheckFailedException, ValidationExceptio
 from dynastore.expressions import ExpressionContext, compile_condition, compile_update
 from dynastore.expressions import cache as expression_cache
 from dynastore.types.attribute_value import SetValidationError, validate_item
+from dynastore.write_path import item_target, write_one
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -62,22 +64,30 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     schema = database.table(request.get("TableName"))  # type: ignore[arg-type]
     check_item_key(schema, item)
     new_row = row_for(schema, item, size_bytes)
-    # The item being replaced matters only to a condition, ALL_OLD or the
-    # capacity report; a plain put neither reads nor decodes it.
+    # The item being replaced matters only to a condition, ALL_OLD, the
+    # capacity report, indexes and streams; a plain put neither reads nor
+    # decodes it (a blind write: one storage call).
     wants_old = condition is not None or return_values == "ALL_OLD"
-    old_row = None
-    if wants_old or wants_capacity(request) or database.needs_old_rows(schema):
-        old_row = database.storage.get(schema.table_id, new_row.pk, new_row.sk)
-    old_item = item_of(old_row) if old_row is not None and wants_old else None
-    outcome = apply(PutPlan(item, size_bytes, condition), old_item, database.now())
-    if isinstance(outcome, ConditionFailed):
-        units = write_units(max(size_of(old_row), size_bytes))
-        raise condition_failed(request, outcome, units)
-    index_units = database.write_row(schema, new_row, old_row)
+    reads_old = wants_old or wants_capacity(request) or database.needs_old_rows(schema)
+    plan = PutPlan(item, size_bytes, condition)
+    now = database.now()
+    old_items: list[Item | None] = [None]
+
+    def decide(old_row: Row | None) -> Row:
+        old_item = old_items[0] = item_of(old_row) if old_row is not None and wants_old else None
+        outcome = apply(plan, old_item, now)
+        if isinstance(outcome, ConditionFailed):
+            raise condition_failed(request, outcome, write_units(max(size_of(old_row), size_bytes)))
+        if schema.local_indexes:
+            database.check_item_collection(schema, old_row, new_row)
+        return new_row
+
+    written = write_one(database, item_target(schema, new_row.pk, new_row.sk, reads_old), decide)
     response: dict[str, Any] = {}
-    if return_values == "ALL_OLD" and old_item is not None:
-        response["Attributes"] = old_item
-    add_write_capacity(response, request, schema.name, size_of(old_row), size_bytes, index_units)
+    if return_values == "ALL_OLD" and old_items[0] is not None:
+        response["Attributes"] = old_items[0]
+    add_write_capacity(response, request, schema.name, size_of(written.old_row), size_bytes,
+                       written.index_units)
     add_collection_metrics(database, response, request, schema, item)
     return response
 
@@ -211,7 +221,7 @@ def add_write_capacity(
     index_units: dict[str, dict[str, float]] | None = None,
 ) -> None:
     """A write costs 1 WCU per KB of the larger of the item before and after,
-    plus what its index entries cost (``index_units``, from Database.write_row)."""
+    plus what its index entries cost (``index_units``, from the write path)."""
     if not wants_capacity(request):
         return
     mode = request["ReturnConsumedCapacity"]

@@ -5,11 +5,14 @@ Order, as DynamoDB: the request's shape (1..100 actions, token length:
 ops/shapes.py); each action's kind, values, expressions and item size; the
 tables; each key; no item twice; the 4 MB aggregate. Then a retried
 ClientRequestToken answers without applying again. Every action then runs
-against the items as they are before any of them is written (one state; the
-server runs one operation at a time, so nothing interleaves), and either
-every write commits in one storage transaction through the Database's write
-path (so indexes and streams see all of it or nothing) or the request fails
-with TransactionCanceledException and one CancellationReason per action.
+against the items as they are before any of them is written (one state),
+and either every write, with the token's record, commits in one commit of
+the write path (so indexes and streams see all of it or nothing, and the
+commit is conditional on every item read, ConditionCheck items included) or
+the request fails with TransactionCanceledException and one
+CancellationReason per action. On a store several servers share, losing an
+item to another transaction meanwhile cancels it with TransactionConflict
+(dynastore/write_path.py).
 
 Capacity: each action costs twice its plain write units, summed per table. A
 cancelled transaction consumed them too; the error body has no place for
@@ -30,13 +33,27 @@ from dynastore.engine.rows import item_of, row_for
 from dynastore.engine.transactions import WriteAction
 from dynastore.errors import ValidationException
 from dynastore.faults import transaction_touches
+from dynastore.storage.base import Row
+from dynastore.types.keys import partition_hash
+from dynastore.write_path import (
+    DELETE,
+    TRANSACTION,
+    Decision,
+    InvalidChange,
+    Target,
+    Written,
+    item_target,
+    write,
+)
 
 if TYPE_CHECKING:
     from dynastore.database import Database
-    from dynastore.engine.schema import TableSchema
-    from dynastore.storage.base import Row
 
 OPERATION = "TransactWriteItems"
+
+
+class _Replay(Exception):
+    """The request's ClientRequestToken names a completed request: answer it again."""
 
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
@@ -47,31 +64,78 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     transactions.check_request(actions)
     token = request.get("ClientRequestToken")
     fingerprint = transactions.request_fingerprint(request) if token else b""
-    if token and database.transaction_tokens.seen(token, fingerprint, database.now()):
-        return _replay_response(database, request, actions)
-    rows = [_read(database, action) for action in actions]
-    conflicting: set[int] = set()
+    now = database.now()
+    targets = [_target(action) for action in actions]
+    token_key = token.encode() if token else b""
+    if token:  # the token's record commits with the writes, or not at all
+        targets.append(Target(database.tokens_id, token_key, b""))
+    faulted: set[int] = set()
     if database.faults.armed:
-        conflicting = database.faults.conflicting_actions(OPERATION, transaction_touches(elements))
-    old_items = [_old_item(action, row) for action, row in zip(actions, rows, strict=True)]
-    evaluation = transactions.evaluate(actions, old_items, conflicting, database.now())
-    if evaluation.cancelled:
-        error = transactions.cancelled(evaluation.reasons)
-        units = transactions.write_units_by_table(actions, _cancelled_sizes(actions, rows))
-        error.write_units_consumed = sum(units.values())  # type: ignore[attr-defined]
-        raise error
-    sizes, index_units = _write_all(database, actions, rows, evaluation.mutations)
-    if token:
-        database.transaction_tokens.remember(token, fingerprint, database.now())
+        faulted = database.faults.conflicting_actions(OPERATION, transaction_touches(elements))
+
+    def decide(rows: list[Row | None], conflicted: frozenset[int]) -> list[Decision]:
+        if token and transactions.replays(None if rows[-1] is None else rows[-1].item, fingerprint, now):
+            raise _Replay()
+        item_rows = rows[: len(actions)]
+        old_items = [_old_item(action, row) for action, row in zip(actions, item_rows, strict=True)]
+        evaluation = transactions.evaluate(actions, old_items, faulted | conflicted, now)
+        if evaluation.cancelled:
+            error = transactions.cancelled(evaluation.reasons)
+            units = transactions.write_units_by_table(actions, _cancelled_sizes(actions, item_rows))
+            error.write_units_consumed = sum(units.values())  # type: ignore[attr-defined]
+            raise error
+        decisions = [_decision(action, mutation) for action, mutation in zip(actions, evaluation.mutations, strict=True)]
+        if token:
+            record = transactions.token_record(fingerprint, now)
+            decisions.append(Row(partition_hash(token_key), token_key, b"", record, len(record)))
+        return decisions
+
+    try:
+        written = write(database, targets, decide, conflicts=TRANSACTION)
+    except _Replay:
+        return _replay_response(database, request, actions)
+    except InvalidChange as refused:
+        # e.g. an index key of the wrong type: this action's reason.
+        raise _cancelled_by(len(actions), refused.position, refused.error) from None
     response: dict[str, Any] = {}
     mode = request.get("ReturnConsumedCapacity")
     if mode in ("TOTAL", "INDEXES"):
+        sizes, index_units = _sizes(actions, written[: len(actions)])
         units = transactions.write_units_by_table(actions, sizes)
         response["ConsumedCapacity"] = [
             _capacity(mode, name, table_units, index_units.get(name))
             for name, table_units in units.items()
         ]
     return response
+
+
+def _target(action: WriteAction) -> Target:
+    assert action.schema is not None
+    return item_target(action.schema, *action.storage_key)
+
+
+def _decision(action: WriteAction, mutation: Mutation | None) -> Decision:
+    """The row an action writes (DELETE for a delete; None for a ConditionCheck)."""
+    if mutation is None:
+        return None
+    if mutation.new_item is None:
+        return DELETE
+    assert action.schema is not None
+    return row_for(action.schema, mutation.new_item, mutation.new_size)
+
+
+def _sizes(actions: list[WriteAction], written: list[Written]) -> tuple[list[int], dict[str, IndexUnits]]:
+    """Each action's capacity size (the larger of the item before and after)
+    and the index write units per table."""
+    sizes = []
+    index_units: dict[str, IndexUnits] = {}
+    for action, outcome in zip(actions, written, strict=True):
+        old_size = 0 if outcome.old_row is None else outcome.old_row.size
+        new_size = 0 if outcome.new_row is None else outcome.new_row.size
+        sizes.append(max(old_size, new_size))
+        assert action.schema is not None
+        merge_units(index_units.setdefault(action.schema.name, {}), outcome.index_units)
+    return sizes, index_units
 
 
 def _capacity(mode: str, table_name: str, units: float, index_units: IndexUnits | None) -> Any:
@@ -101,45 +165,6 @@ def _old_item(action: WriteAction, row: Row | None) -> Item | None:
     if type(plan) in (PutPlan, DeletePlan) and plan.condition is None:  # type: ignore[union-attr]
         return None
     return item_of(row)
-
-
-def _write_all(
-    database: Database,
-    actions: list[WriteAction],
-    rows: list[Row | None],
-    mutations: list[Any],
-) -> tuple[list[int], dict[str, IndexUnits]]:
-    """Apply every mutation in one storage transaction; returns each action's
-    capacity size (the larger of the item before and after) and the index
-    write units per table."""
-    sizes = []
-    index_units: dict[str, IndexUnits] = {}
-    with database.storage.transaction():
-        for action, row, mutation in zip(actions, rows, mutations, strict=True):
-            old_size = 0 if row is None else row.size
-            if mutation is None:  # ConditionCheck
-                sizes.append(old_size)
-                continue
-            schema = action.schema
-            assert schema is not None
-            try:
-                written = _write(database, schema, row, mutation)
-            except ValidationException as error:
-                # e.g. an index key of the wrong type: this action's reason;
-                # leaving the block rolls back every write made so far.
-                raise _cancelled_by(len(actions), action.index, error) from None
-            merge_units(index_units.setdefault(schema.name, {}), written)
-            sizes.append(max(old_size, mutation.new_size))
-    return sizes, index_units
-
-
-def _write(database: Database, schema: TableSchema, row: Row | None, mutation: Mutation) -> IndexUnits | None:
-    if mutation.new_item is not None:
-        new_row = row_for(schema, mutation.new_item, mutation.new_size)
-        return database.write_row(schema, new_row, row)
-    if row is not None:
-        return database.delete_row(schema, row)
-    return None
 
 
 def _cancelled_by(count: int, failed: int, error: ValidationException) -> Exception:

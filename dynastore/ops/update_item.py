@@ -2,8 +2,9 @@
 
 Without an UpdateExpression (or AttributeUpdates) the item is created with
 just its key, or left as it is. Key attributes can never be updated. The
-whole read-modify-write runs inside one operation, which the server runs one
-at a time, so concurrent updates of one item never lose a change.
+read-modify-write goes through the write path (dynastore/write_path.py):
+its commit is conditional on the item read, so concurrent updates of one
+item, even from several servers, never lose a change.
 """
 
 from __future__ import annotations
@@ -36,9 +37,11 @@ from dynastore.ops.put_item import (
     write_expressions,
 )
 from dynastore.types.attribute_value import SetValidationError
+from dynastore.write_path import item_target, write_one
 
 if TYPE_CHECKING:
     from dynastore.database import Database
+    from dynastore.storage.base import Row
 
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
@@ -50,19 +53,30 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     if update is not None:
         refuse_key_updates(schema, update.top_level_names)
     pk, sk = schema.encode_key(key)
-    row = database.storage.get(schema.table_id, pk, sk)
-    old_item = item_of(row) if row is not None else None
     plan = UpdatePlan(key, update, condition, _size_overhead(update))
-    outcome = apply(plan, old_item, database.now(), None if row is None else row.size)
-    if isinstance(outcome, ConditionFailed):
-        raise condition_failed(request, outcome, write_units(size_of(row)))
-    assert outcome.new_item is not None
-    index_units = database.write_row(schema, row_for(schema, outcome.new_item, outcome.new_size), row)
+    now = database.now()
+    outcomes: list[Mutation] = []
+
+    def decide(row: Row | None) -> Row:
+        old_item = item_of(row) if row is not None else None
+        outcome = apply(plan, old_item, now, None if row is None else row.size)
+        if isinstance(outcome, ConditionFailed):
+            raise condition_failed(request, outcome, write_units(size_of(row)))
+        assert outcome.new_item is not None
+        outcomes[:] = [outcome]
+        new_row = row_for(schema, outcome.new_item, outcome.new_size)
+        if schema.local_indexes:
+            database.check_item_collection(schema, row, new_row)
+        return new_row
+
+    written = write_one(database, item_target(schema, pk, sk), decide)
+    outcome = outcomes[0]
     response: dict[str, Any] = {}
     attributes = returned_attributes(return_values, plan, outcome)
     if attributes:
         response["Attributes"] = attributes
-    add_write_capacity(response, request, schema.name, size_of(row), outcome.new_size, index_units)
+    add_write_capacity(response, request, schema.name, size_of(written.old_row), outcome.new_size,
+                       written.index_units)
     add_collection_metrics(database, response, request, schema, key)
     return response
 

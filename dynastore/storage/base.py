@@ -1,4 +1,4 @@
-"""The storage interface: what every backend (memory, sqlite, later postgres)
+"""The storage interface: what every backend (memory, sqlite, postgres)
 provides. Storage speaks tables ids, encoded keys and opaque item bytes; it
 knows nothing of DynamoDB's types or expressions.
 
@@ -15,12 +15,25 @@ Items
     the item's DynamoDB size in bytes, kept so reads can count capacity and the
     1 MB page limit without decoding.
 
+Conditional commits (the write path, dynastore/write_path.py)
+    Item writes read the rows they replace with ``read_for_write`` and
+    change them with one ``commit``: its changes apply together or not at
+    all, and each change may name what it expects of the stored row (the
+    version read, or that none exists). On a store that other servers share
+    (``exclusive`` False: PostgreSQL) a commit whose expectation no longer
+    holds changes nothing and raises ``WriteConflict``; the caller reads
+    again and applies its pure plan again. An exclusive store runs one
+    operation at a time, so nothing can change a row between its read and
+    its commit, and expectations are not checked there.
+
 Atomicity
     Every single write call commits on its own. Inside ``with
     storage.transaction():`` all writes (across any tables) commit together or
-    not at all; an exception rolls every one of them back. Callers serialise
-    access (the server runs operations one at a time), so a read followed by a
-    write is atomic as long as both happen inside one operation.
+    not at all; an exception rolls every one of them back. On an exclusive
+    store callers serialise access (the server runs operations one at a
+    time), so a read followed by a write is atomic as long as both happen
+    inside one operation; on a shared store, writes that depend on what they
+    read use ``commit``.
 
 Durability
     A write that returned has reached the operating system: it survives a
@@ -30,9 +43,9 @@ Durability
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 
@@ -55,11 +68,103 @@ class SortKeyRange:
     prefix: bytes | None = None  # begins_with: sk starts with these bytes
 
 
+class RowKey(NamedTuple):
+    table_id: int
+    pk: bytes
+    sk: bytes
+
+
+class Stored(NamedTuple):
+    """A row as ``read_for_write`` found it: ``row`` is None when there is
+    none. ``version`` is opaque to callers (PostgreSQL: the row version's
+    transaction id; 0 on exclusive stores); ``by_transaction`` tells that a
+    TransactWriteItems wrote the row last (DynamoDB's conflict rules differ
+    for those)."""
+
+    row: Row | None
+    version: int = 0
+    by_transaction: bool = False
+
+
+UNCONDITIONAL = -1
+"""``RowChange.expected``: write whatever the stored row is (index entries,
+queue rows, blind puts)."""
+ABSENT: None = None
+"""``RowChange.expected``: there must be no stored row."""
+
+
+class RowChange(NamedTuple):
+    """One row written by a commit: ``row`` replaces the stored one, or None
+    deletes it. ``expected`` is the ``Stored.version`` read, ``ABSENT`` or
+    ``UNCONDITIONAL``."""
+
+    table_id: int
+    pk: bytes
+    sk: bytes
+    row: Row | None
+    expected: int | None = UNCONDITIONAL
+
+
+class RowCheck(NamedTuple):
+    """A row a commit reads but does not write (a ConditionCheck, an item a
+    backfill indexed): it must still be the version read (``None``: still absent)."""
+
+    table_id: int
+    pk: bytes
+    sk: bytes
+    expected: int | None
+
+
+class Sequenced(NamedTuple):
+    """Rows that can only be computed under a lock on one head row (a stream's
+    sequence counter): the store reads ``head`` inside the commit, locked
+    until it ends, and writes what ``build(head_row)`` returns."""
+
+    head: RowKey
+    build: Callable[[Row | None], list[RowChange]]
+
+
+@dataclass(slots=True)
+class Commit:
+    """Everything one write request changes, applied all or nothing.
+
+    ``generations`` maps each DynamoDB table the changes were computed for to
+    the catalogue generation its schema had (``TableRecord.generation``): on
+    a shared store a table changed meanwhile (an index added by another
+    server) makes the commit raise ``CatalogueChanged`` instead."""
+
+    changes: list[RowChange] = field(default_factory=list)
+    checks: list[RowCheck] = field(default_factory=list)
+    sequenced: list[Sequenced] = field(default_factory=list)
+    by_transaction: bool = False
+    generations: dict[int, int] = field(default_factory=dict)
+
+
+class WriteConflict(Exception):
+    """A commit's expectation did not hold: another server changed the row
+    since it was read. Nothing was written. ``position`` indexes
+    ``Commit.changes`` followed by ``Commit.checks``."""
+
+    def __init__(self, position: int, by_transaction: bool = False) -> None:
+        super().__init__(f"write conflict at change {position}")
+        self.position = position
+        self.by_transaction = by_transaction
+        """The row was last written by a TransactWriteItems (when known)."""
+
+
+class CatalogueChanged(Exception):
+    """A commit was computed for a table whose definition another server
+    changed meanwhile: nothing was written; reload the catalogue and run the
+    request again."""
+
+
 @dataclass(frozen=True)
 class TableRecord:
     table_id: int
     name: str
     metadata: bytes  # JSON owned by dynastore.engine.schema
+    generation: int = 0
+    """Grows with every change of the record (shared stores; 0 elsewhere)."""
 
 
 class Storage(ABC):
@@ -78,8 +183,12 @@ class Storage(ABC):
     def create_table(self, name: str, metadata: bytes) -> int:
         """Register a table and return its new, never-reused table id."""
 
+    first_generation: int = 0
+    """``TableRecord.generation`` of a table just created (shared stores count from 1)."""
+
     @abstractmethod
-    def update_table_metadata(self, table_id: int, metadata: bytes) -> None: ...
+    def update_table_metadata(self, table_id: int, metadata: bytes) -> int:
+        """Replace a table's metadata; returns its new generation."""
 
     @abstractmethod
     def drop_table(self, table_id: int) -> None:
@@ -139,6 +248,28 @@ class Storage(ABC):
     def transaction(self) -> AbstractContextManager[None]:
         """All writes inside commit together or not at all. May be nested; only
         the outermost block commits."""
+
+    # --- the write path ---------------------------------------------------------
+    def read_for_write(self, keys: Sequence[RowKey]) -> list[Stored]:
+        """The rows at ``keys`` (in one read where the store can), with what
+        a later ``commit`` needs to tell whether they changed."""
+        return [Stored(self.get(*key)) for key in keys]
+
+    def commit(self, commit: Commit) -> None:
+        """Apply ``commit`` all or nothing (see the module docstring). An
+        exclusive store checks no expectation: nothing else writes to it."""
+        with self.transaction():
+            self._apply(commit.changes)
+            for sequenced in commit.sequenced:
+                head = sequenced.head
+                self._apply(sequenced.build(self.get(head.table_id, head.pk, head.sk)))
+
+    def _apply(self, changes: Sequence[RowChange]) -> None:
+        for change in changes:
+            if change.row is not None:
+                self.put(change.table_id, change.row)
+            else:
+                self.delete(change.table_id, change.pk, change.sk)
 
     @abstractmethod
     def close(self) -> None: ...

@@ -195,11 +195,12 @@ class MemoryStorage(Storage):
         self._remember(undo)
         return table_id
 
-    def update_table_metadata(self, table_id: int, metadata: bytes) -> None:
+    def update_table_metadata(self, table_id: int, metadata: bytes) -> int:
         table = self._table(table_id)
         old = table.metadata
         table.metadata = bytes(metadata)
         self._remember(lambda: setattr(table, "metadata", old))
+        return 0
 
     def drop_table(self, table_id: int) -> None:
         table = self._table(table_id)

@@ -255,10 +255,11 @@ class SQLiteStorage(Storage):
         assert table_id is not None
         return table_id
 
-    def update_table_metadata(self, table_id: int, metadata: bytes) -> None:
+    def update_table_metadata(self, table_id: int, metadata: bytes) -> int:
         cursor = self._connection.execute(_UPDATE_TABLE, (metadata, table_id))
         if cursor.rowcount == 0:
             raise KeyError(f"no table with id {table_id}")
+        return 0
 
     def drop_table(self, table_id: int) -> None:
         with self.transaction():

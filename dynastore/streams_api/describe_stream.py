@@ -17,7 +17,7 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     log = database.streams.by_arn.get(arn)
     if log is None:
         raise stream_not_found(arn)
-    shards = log.shards
+    shards = database.streams.shards(log)
     shard_filter = request.get("ShardFilter") or {}
     if shard_filter.get("Type") == "CHILD_SHARDS":
         shards = [shard for shard in shards if shard.parent == shard_filter.get("ShardId")]

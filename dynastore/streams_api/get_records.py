@@ -32,7 +32,7 @@ def handle(database: Database, request: dict[str, Any]) -> bytes:
     log = store.by_arn.get(iterator.stream)
     if log is None:
         raise stream_not_found(iterator.stream)
-    shard = log.shard(iterator.shard_id)
+    shard = store.shard(log, iterator.shard_id)
     if shard is None:  # trimmed away entirely
         raise TrimmedDataAccessException()
     now = database.now()

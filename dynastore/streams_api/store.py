@@ -1,36 +1,50 @@
 """Where stream records live: one storage table per stream, written in the
-same storage transaction as the item change that produced them.
+same commit as the item change that produced them.
 
 Layout of a stream's storage table (registered as ``<table>/stream/<label>``,
 a name no DynamoDB table can have):
 
+- the head row: pk = ``HEAD_PK`` — the next sequence number, the open
+  shard and how many records it has. Every append reads it inside the
+  commit that writes the records, locked until that commit ends
+  (``storage.base.Sequenced``), so on a store several servers share the
+  sequence numbers of a stream are issued in commit order with no gap and
+  no duplicate, and a reader that has seen number n has seen every number
+  below it;
 - record rows: pk = shard id, sk = the 21-digit sequence number, item = the
   GetRecords ``Record`` JSON (served to clients without re-encoding);
 - shard rows: pk = ``SHARDS_PK``, sk = the shard's first sequence number,
-  item = the shard descriptor (id, parent, start, creation time, trim point).
-  A shard row is written when the shard opens, inside the transaction of
-  the write that needed it. Should that transaction roll back, the shard
-  (still open in memory) would lose its row while later records land in
-  it, so every sweeper pass -- which runs between operations, outside any
-  transaction -- re-writes the rows of shards not yet seen committed
-  (``confirm_shards``);
+  item = the shard descriptor (id, parent, start, creation time, trim point,
+  and once closed its last sequence number and closing time). The open
+  shard's descriptor is also in the head row; both change together;
 - the storage table's metadata: the stream's own description (table, label,
   view type, key schema, creation time, status, when it was disabled).
 
-The catalogue in memory (``StreamStore``) is rebuilt from these at start-up,
-so records, shard lineage and the sequence counter survive a restart.
+Nothing about a stream but its description is kept in memory (``by_arn``,
+rebuilt with the catalogue), so several servers over one store share one
+stream. Sequence numbers count per stream from ``streams.FIRST_SEQUENCE``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from dynastore.engine import streams
 from dynastore.engine.streams import Shard
-from dynastore.storage.base import Row, SortKeyRange, TableRecord
+from dynastore.storage.base import (
+    UNCONDITIONAL,
+    Commit,
+    Row,
+    RowChange,
+    RowKey,
+    Sequenced,
+    SortKeyRange,
+    TableRecord,
+)
 from dynastore.types.keys import partition_hash
 
 if TYPE_CHECKING:
@@ -44,11 +58,13 @@ SET_MARKER = b'S":['
 set-order-insensitive comparison."""
 SHARDS_PK = b"\x00shards"
 """Sorts before every ``shardId-...`` key."""
+HEAD_PK = b"\x00head"
 
 
 @dataclass
 class StreamLog:
-    """One stream (enabled or not) and its shards, oldest first."""
+    """One stream (enabled or not): its description. Its shards and records
+    are read from storage when asked for."""
 
     arn: str
     label: str
@@ -59,7 +75,6 @@ class StreamLog:
     storage_id: int
     status: str = "ENABLED"
     disabled_at: float | None = None
-    shards: list[Shard] = field(default_factory=list)
 
     def metadata(self) -> bytes:
         return orjson.dumps({
@@ -68,19 +83,34 @@ class StreamLog:
             "created": self.created, "status": self.status, "disabled_at": self.disabled_at,
         })
 
-    @property
-    def open_shard(self) -> Shard | None:
-        last = self.shards[-1] if self.shards else None
-        return last if last is not None and not last.closed else None
-
-    def shard(self, shard_id: str) -> Shard | None:
-        for shard in self.shards:
-            if shard.shard_id == shard_id:
-                return shard
-        return None
-
     def describe_summary(self) -> dict[str, str]:
         return {"StreamArn": self.arn, "TableName": self.table_name, "StreamLabel": self.label}
+
+    @property
+    def head_key(self) -> RowKey:
+        return RowKey(self.storage_id, HEAD_PK, b"")
+
+
+@dataclass
+class Head:
+    """A stream's head row: what the next append needs."""
+
+    next_sequence: int
+    open: Shard | None
+    count: int = 0
+    """Records in the open shard (drives rollover)."""
+
+    def to_json(self) -> bytes:
+        return orjson.dumps({
+            "next": str(self.next_sequence), "count": self.count,
+            "open": None if self.open is None else orjson.loads(self.open.to_json()),
+        })
+
+    @classmethod
+    def from_json(cls, data: bytes) -> Head:
+        raw = orjson.loads(data)
+        shard = None if raw["open"] is None else Shard.from_json(orjson.dumps(raw["open"]))
+        return cls(int(raw["next"]), shard, int(raw["count"]))
 
 
 def _shard_row(shard: Shard) -> Row:
@@ -88,14 +118,35 @@ def _shard_row(shard: Shard) -> Row:
     return Row(partition_hash(SHARDS_PK), SHARDS_PK, streams.format_sequence(shard.start).encode(), data, len(data))
 
 
+def _shard_change(log: StreamLog, shard: Shard) -> RowChange:
+    row = _shard_row(shard)
+    return RowChange(log.storage_id, row.pk, row.sk, row)
+
+
+def _head_change(log: StreamLog, head: Head) -> RowChange:
+    data = head.to_json()
+    return RowChange(log.storage_id, HEAD_PK, b"", Row(partition_hash(HEAD_PK), HEAD_PK, b"", data, len(data)))
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A record waiting for its sequence number (everything else is known)."""
+
+    event: str
+    old_item: dict[str, Any] | None
+    new_item: dict[str, Any] | None
+    old_size: int | None
+    new_size: int | None
+    by_service: bool
+
+
 class StreamStore:
-    """Every stream of a database, by ARN, and the sequence-number counter."""
+    """Every stream of a database, by ARN."""
 
     def __init__(self, database: Database, records: list[TableRecord]) -> None:
         self.database = database
         self.storage = database.storage
         self.by_arn: dict[str, StreamLog] = {}
-        self.next_sequence = streams.FIRST_SEQUENCE
         self.shard_max_records = streams.SHARD_MAX_RECORDS
         self.shard_max_age = float(streams.SHARD_MAX_AGE_SECONDS)
         self.triggers_storage_id: int | None = None
@@ -115,25 +166,66 @@ class StreamStore:
             raw["arn"], raw["label"], raw["table_name"], raw["view_type"], raw["key_schema"],
             raw["created"], record.table_id, raw["status"], raw.get("disabled_at"),
         )
-        log.shards = [Shard.from_json(row.item) for row in self.storage.query(
-            record.table_id, SHARDS_PK, SortKeyRange())]
-        for index, shard in enumerate(log.shards):
-            last = next(self.storage.query(record.table_id, shard.shard_id.encode(), SortKeyRange(),
-                                           forward=False, expected_rows=1), None)
-            if last is not None:
-                shard.end = int(last.sk)
-                self.next_sequence = max(self.next_sequence, shard.end + 1)
-            self.next_sequence = max(self.next_sequence, shard.start + 1)
-            if index < len(log.shards) - 1:
-                shard.closed = True
-                shard.closed_at = log.shards[index + 1].created
-            elif log.status != "ENABLED":
-                shard.closed = True
-                shard.closed_at = log.disabled_at
-        if log.open_shard is not None:
-            log.open_shard.count = sum(1 for _ in self.storage.query(
-                record.table_id, log.open_shard.shard_id.encode(), SortKeyRange()))
         self.by_arn[log.arn] = log
+
+    # --- shards, as stored -------------------------------------------------------
+    def head(self, log: StreamLog) -> Head:
+        """The stream's head (read committed, no lock: for readers)."""
+        return self._head(log, self.storage.get(*log.head_key))
+
+    def _head(self, log: StreamLog, row: Row | None) -> Head:
+        """The head from its row; a stream written before heads existed gets
+        one rebuilt from its shards and last record."""
+        if row is not None:
+            return Head.from_json(row.item)
+        shards = self._stored_shards(log)
+        if not shards:
+            return Head(streams.FIRST_SEQUENCE, None)
+        next_sequence = max(shard.start for shard in shards)
+        for shard in shards:
+            last = self._last_record(log, shard)
+            if last is not None:
+                next_sequence = max(next_sequence, last + 1)
+        open_shard = shards[-1] if log.status == "ENABLED" and shards[-1].closed_at is None else None
+        count = 0
+        if open_shard is not None:
+            count = sum(1 for _ in self.storage.query(log.storage_id, open_shard.shard_id.encode(), SortKeyRange()))
+        return Head(next_sequence, open_shard, count)
+
+    def _stored_shards(self, log: StreamLog) -> list[Shard]:
+        return [Shard.from_json(row.item) for row in self.storage.query(log.storage_id, SHARDS_PK, SortKeyRange())]
+
+    def _last_record(self, log: StreamLog, shard: Shard) -> int | None:
+        last = next(self.storage.query(log.storage_id, shard.shard_id.encode(), SortKeyRange(),
+                                       forward=False, expected_rows=1), None)
+        return None if last is None else int(last.sk)
+
+    def shards(self, log: StreamLog) -> list[Shard]:
+        """The stream's shards, oldest first, each marked closed or open. A
+        shard closed before closing times were stored is closed by its
+        successor (or by the stream being disabled) at its last record."""
+        shards = self._stored_shards(log)
+        for index, shard in enumerate(shards):
+            if shard.closed_at is not None:
+                shard.closed = True
+                continue
+            if index < len(shards) - 1:
+                shard.closed, shard.closed_at = True, shards[index + 1].created
+            elif log.status != "ENABLED":
+                shard.closed, shard.closed_at = True, log.disabled_at
+            if shard.closed and shard.end is None:
+                shard.end = self._last_record(log, shard)
+        return shards
+
+    def shard(self, log: StreamLog, shard_id: str) -> Shard | None:
+        for shard in self.shards(log):
+            if shard.shard_id == shard_id:
+                return shard
+        return None
+
+    def last_sequence(self, log: StreamLog) -> int:
+        """The last sequence number issued on the stream (FIRST_SEQUENCE - 1 before any)."""
+        return self.head(log).next_sequence - 1
 
     # --- control plane --------------------------------------------------------
     def enable(self, schema: TableSchema, view_type: str, now: float) -> TableSchema:
@@ -152,7 +244,9 @@ class StreamStore:
             storage_id = self.storage.create_table(streams.stream_storage_name(schema.name, label), b"{}")
             log = StreamLog(arn, label, schema.name, view_type, key_schema, now, storage_id)
             self.storage.update_table_metadata(storage_id, log.metadata())
-            self._open_new_shard(log, None, now)
+            start = streams.FIRST_SEQUENCE
+            shard = Shard(streams.shard_id_for(start, log.arn), None, start, now)
+            self.storage.commit(Commit(changes=[_shard_change(log, shard), _head_change(log, Head(start, shard))]))
         self.by_arn[arn] = log
         extensions = {key: value for key, value in schema.extensions.items() if key != streams.LATEST_STREAM_EXTENSION}
         extensions[streams.STREAM_EXTENSION] = {
@@ -178,74 +272,105 @@ class StreamStore:
             self._close_stream(log, now)
 
     def _close_stream(self, log: StreamLog, now: float) -> None:
+        def close(row: Row | None) -> list[RowChange]:
+            head = self._head(log, row)
+            changes = []
+            if head.open is not None:
+                changes.append(_shard_change(log, self._closed(head, now)))
+                head.open, head.count = None, 0
+            changes.append(_head_change(log, head))
+            return changes
+
+        self.storage.commit(Commit(sequenced=[Sequenced(log.head_key, close)]))
         log.status = "DISABLED"
         log.disabled_at = now
-        shard = log.open_shard
-        if shard is not None:
-            self._close_shard(log, shard, now)
         self.storage.update_table_metadata(log.storage_id, log.metadata())
 
-    def _close_shard(self, log: StreamLog, shard: Shard, now: float) -> None:
-        """Close a shard at its last *stored* record (a write whose transaction
-        rolled back advanced ``end`` in memory only)."""
-        last = next(self.storage.query(log.storage_id, shard.shard_id.encode(), SortKeyRange(),
-                                       forward=False, expected_rows=1), None)
-        shard.end = int(last.sk) if last is not None else None
-        shard.closed = True
-        shard.closed_at = now
+    @staticmethod
+    def _closed(head: Head, now: float) -> Shard:
+        """The head's open shard, closed at the last record it was given."""
+        shard = head.open
+        assert shard is not None
+        last = head.next_sequence - 1
+        return replace(shard, closed=True, closed_at=now,
+                       end=last if head.count > 0 and last >= shard.start else None)
 
-    def _open_new_shard(self, log: StreamLog, parent: Shard | None, now: float) -> Shard:
-        if parent is not None:
-            self._close_shard(log, parent, now)
-        start = self.next_sequence
-        shard = Shard(streams.shard_id_for(start, parent.shard_id if parent else log.arn),
-                      parent.shard_id if parent else None, start, now)
-        log.shards.append(shard)
-        self.storage.put(log.storage_id, _shard_row(shard))
-        return shard
-
-    # --- the write path (called by Database.write_row / delete_row) -------------
-    def record_change(
-        self,
-        schema: TableSchema,
-        old_row: Row | None,
-        new_row: Row | None,
-        by_service: bool = False,
-    ) -> None:
-        """Append the stream record of one item change, if it changed anything.
-        The caller holds a storage transaction around the item write and this."""
+    # --- the write path (write_path._build) ----------------------------------------
+    def appends(
+        self, schema: TableSchema, changes: list[tuple[Row | None, Row | None, bool]]
+    ) -> Sequenced | None:
+        """The stream records of a commit's item changes to one table, as a
+        ``Sequenced`` (numbered under the stream's head lock); None when no
+        change changed anything. ``changes``: (old row, new row, by the service)."""
         current = schema.extensions[streams.STREAM_EXTENSION]
         log = self.by_arn.get(current["arn"])
         if log is None:
-            return
+            return None
+        pending = [entry for entry in map(self._pending, changes) if entry is not None]
+        if not pending:
+            return None
+        key_of = schema.key_of
+        now = self.database.now()
+        region = self.database.region
+
+        def build(row: Row | None) -> list[RowChange]:
+            head = self._head(log, row)
+            out: list[RowChange] = []
+            for record in pending:
+                shard = head.open
+                if shard is None or self._rolls_over(head, now):
+                    shard = self._roll_over(log, head, now, out)
+                sequence = head.next_sequence
+                head.next_sequence += 1
+                head.count += 1
+                item = record.new_item if record.new_item is not None else record.old_item
+                assert item is not None
+                built = streams.build_record(
+                    stream=log.arn, event=record.event, keys=key_of(item), old_item=record.old_item,
+                    new_item=record.new_item, view_type=log.view_type, sequence=sequence, now=now,
+                    region=region, by_service=record.by_service,
+                    old_size=record.old_size, new_size=record.new_size,
+                )
+                data = orjson.dumps(built)
+                pk = shard.shard_id.encode()
+                sk = streams.format_sequence(sequence).encode()
+                out.append(RowChange(log.storage_id, pk, sk, Row(partition_hash(pk), pk, sk, data, len(data)), UNCONDITIONAL))
+            out.append(_head_change(log, head))
+            return out
+
+        return Sequenced(log.head_key, build)
+
+    @staticmethod
+    def _pending(change: tuple[Row | None, Row | None, bool]) -> _Pending | None:
+        old_row, new_row, by_service = change
         if old_row is not None and new_row is not None and old_row.item == new_row.item:
-            return  # the same bytes: nothing changed
+            return None  # the same bytes: nothing changed
         old_item = orjson.loads(old_row.item) if old_row is not None else None
         new_item = orjson.loads(new_row.item) if new_row is not None else None
         may_hold_sets = old_row is not None and SET_MARKER in old_row.item
         event = streams.change_event(old_item, new_item, may_hold_sets)
         if event is None:
-            return
-        now = self.database.now()
-        shard = log.open_shard
-        if shard is None or shard.should_roll_over(now, self.shard_max_records, self.shard_max_age):
-            shard = self._open_new_shard(log, shard, now)
-        sequence = self.next_sequence
-        self.next_sequence += 1
-        item = new_item if new_item is not None else old_item
-        assert item is not None
-        record = streams.build_record(
-            stream=log.arn, event=event, keys=schema.key_of(item), old_item=old_item,
-            new_item=new_item, view_type=log.view_type, sequence=sequence, now=now,
-            region=self.database.region, by_service=by_service,
-            old_size=old_row.size if old_row is not None else None,
-            new_size=new_row.size if new_row is not None else None,
-        )
-        data = orjson.dumps(record)
-        pk = shard.shard_id.encode()
-        self.storage.put(log.storage_id, Row(partition_hash(pk), pk, streams.format_sequence(sequence).encode(), data, len(data)))
-        shard.count += 1
-        shard.end = sequence
+            return None
+        return _Pending(event, old_item, new_item,
+                        old_row.size if old_row is not None else None,
+                        new_row.size if new_row is not None else None, by_service)
+
+    def _rolls_over(self, head: Head, now: float) -> bool:
+        shard = head.open
+        assert shard is not None
+        return head.count >= self.shard_max_records or now - shard.created >= self.shard_max_age
+
+    def _roll_over(self, log: StreamLog, head: Head, now: float, out: list[RowChange]) -> Shard:
+        """Close the open shard (if any) and open its child at the next sequence number."""
+        parent = head.open
+        if parent is not None:
+            out.append(_shard_change(log, self._closed(head, now)))
+        start = head.next_sequence
+        shard = Shard(streams.shard_id_for(start, parent.shard_id if parent else log.arn),
+                      parent.shard_id if parent else None, start, now)
+        out.append(_shard_change(log, shard))
+        head.open, head.count = shard, 0
+        return shard
 
     # --- reading ----------------------------------------------------------------
     def records_after(self, log: StreamLog, shard: Shard, after: int, limit: int) -> list[Row]:
@@ -267,11 +392,10 @@ class StreamStore:
     def trim(self, now: float, max_rows: int) -> int:
         """Remove records older than 24 hours (at most ``max_rows`` per call),
         then shards and disabled streams with nothing left; returns rows removed."""
-        self.confirm_shards()
         cutoff = now - streams.STREAM_RETENTION_SECONDS
         removed = 0
         for log in list(self.by_arn.values()):
-            for shard in list(log.shards):
+            for shard in self.shards(log):
                 if shard.created >= cutoff:
                     break  # this shard's records, and every later shard's, are newer
                 if removed >= max_rows:
@@ -281,18 +405,6 @@ class StreamStore:
                 removed += self._trim_shard(log, shard, cutoff, max_rows - removed)
             self._forget_empty(log, cutoff)
         return removed
-
-    def confirm_shards(self) -> None:
-        """Make sure every shard opened since start-up has its stored row.
-        Call outside any storage transaction (a read inside one would also see
-        rows that may yet be rolled back)."""
-        for log in self.by_arn.values():
-            for shard in log.shards:
-                if shard.confirmed:
-                    continue
-                if self.storage.get(log.storage_id, SHARDS_PK, streams.format_sequence(shard.start).encode()) is None:
-                    self.storage.put(log.storage_id, _shard_row(shard))
-                shard.confirmed = True
 
     def _trim_shard(self, log: StreamLog, shard: Shard, cutoff: float, budget: int) -> int:
         expired: list[Row] = []
@@ -304,12 +416,30 @@ class StreamStore:
             expired.append(row)
         if not expired:
             return 0
-        with self.storage.transaction():
-            for row in expired:
-                self.storage.delete(log.storage_id, row.pk, row.sk)
-            shard.trimmed = int(expired[-1].sk)
-            self.storage.put(log.storage_id, _shard_row(shard))
+        trimmed = int(expired[-1].sk)
+        deletions = [RowChange(log.storage_id, row.pk, row.sk, None) for row in expired]
+        self._update_shard(log, shard.start, lambda stored: replace(stored, trimmed=max(stored.trimmed, trimmed)),
+                           deletions)
         return len(expired)
+
+    def _update_shard(
+        self, log: StreamLog, start: int, change: Callable[[Shard], Shard], more: list[RowChange]
+    ) -> None:
+        """Rewrite one shard row (and the head, when it is the open shard)
+        under the head lock, with ``more`` changes in the same commit."""
+        def build(row: Row | None) -> list[RowChange]:
+            head = self._head(log, row)
+            out = list(more)
+            if head.open is not None and head.open.start == start:
+                head.open = change(head.open)
+                out += [_shard_change(log, head.open), _head_change(log, head)]
+                return out
+            stored = self.storage.get(log.storage_id, SHARDS_PK, streams.format_sequence(start).encode())
+            if stored is not None:
+                out.append(_shard_change(log, change(Shard.from_json(stored.item))))
+            return out
+
+        self.storage.commit(Commit(sequenced=[Sequenced(log.head_key, build)]))
 
     def _forget_empty(self, log: StreamLog, cutoff: float) -> None:
         """Closed shards past retention with no record left leave the listing;
@@ -317,18 +447,18 @@ class StreamStore:
         def gone(shard: Shard) -> bool:
             return (shard.closed and shard.closed_at is not None and shard.closed_at < cutoff
                     and (shard.end is None or shard.trimmed >= shard.end))
+        shards = self.shards(log)
         if log.status != "ENABLED" and log.disabled_at is not None and log.disabled_at < cutoff \
-                and all(gone(shard) for shard in log.shards):
+                and all(gone(shard) for shard in shards):
             self.storage.drop_table(log.storage_id)
             del self.by_arn[log.arn]
             return
-        keep = [shard for shard in log.shards if not gone(shard) or shard is log.shards[-1]]
-        if len(keep) != len(log.shards):
-            with self.storage.transaction():
-                for shard in log.shards:
-                    if shard not in keep:
-                        self.storage.delete(log.storage_id, SHARDS_PK, streams.format_sequence(shard.start).encode())
-            log.shards = keep
+        doomed = [shard for shard in shards[:-1] if gone(shard)]
+        if doomed:
+            self.storage.commit(Commit(changes=[
+                RowChange(log.storage_id, SHARDS_PK, streams.format_sequence(shard.start).encode(), None)
+                for shard in doomed
+            ]))
 
     def streams_of_table(self, table_name: str | None) -> list[StreamLog]:
         logs = [log for log in self.by_arn.values() if table_name is None or log.table_name == table_name]

@@ -146,12 +146,13 @@ class TriggerBook:
         return trigger
 
     def _start(self, log: StreamLog, position: Any) -> tuple[Shard, int]:
+        store = self.database.streams
         if position == "TRIM_HORIZON":
-            first = log.shards[0]
+            first = store.shards(log)[0]
             return first, max(first.start - 1, first.trimmed)
         if position == "LATEST":
-            shard = log.shards[-1]
-            return shard, self.database.streams.next_sequence - 1
+            shard = store.shards(log)[-1]
+            return shard, store.last_sequence(log)
         raise TriggerError("StartingPosition must be LATEST or TRIM_HORIZON")
 
     def next_batch(self, trigger: Trigger) -> list[Row]:
@@ -159,17 +160,17 @@ class TriggerBook:
         the checkpoint to a child shard once its parent is read to the end)."""
         store = self.database.streams
         log = store.by_arn.get(trigger.stream)
-        while log is not None and log.shards:
-            shard = log.shard(trigger.shard_id)
+        while log is not None and (shards := store.shards(log)):
+            shard = next((shard for shard in shards if shard.shard_id == trigger.shard_id), None)
             if shard is None:  # the checkpoint's shard was trimmed away: resume at the oldest
-                shard = log.shards[0]
+                shard = shards[0]
                 trigger.shard_id = shard.shard_id
                 trigger.after = streams.format_sequence(max(shard.start - 1, shard.trimmed))
             after = max(int(trigger.after), shard.trimmed)
             rows = store.records_after(log, shard, after, trigger.batch_size)
             if rows or not shard.closed:
                 return rows
-            child = next((child for child in log.shards if child.parent == shard.shard_id), None)
+            child = next((child for child in shards if child.parent == shard.shard_id), None)
             if child is None:
                 return []  # the stream is disabled and read to its end
             trigger.shard_id, trigger.after = child.shard_id, streams.format_sequence(child.start - 1)

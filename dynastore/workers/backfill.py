@@ -8,8 +8,8 @@ running loop (the embedded database, unit tests) the batches run one after
 the other before UpdateTable answers.
 
 Racing writes are neither lost nor duplicated: from the moment the index
-exists, every write maintains it (``Database.write_row``), and the server runs
-requests and batches one at a time. A batch indexes each item from its
+exists, every write maintains it (the write path), and each batch's commit
+is conditional on the items it indexed being unchanged. A batch indexes each item from its
 current stored state, and an entry's key is derived from the item, so
 indexing an item a write already indexed rewrites the same entry; an item
 deleted before the backfill reaches it is simply never seen.
@@ -29,7 +29,15 @@ import orjson
 
 from dynastore import limits
 from dynastore.engine.indexes import entry_row
-from dynastore.storage.base import HASH_SPACE
+from dynastore.storage.base import (
+    HASH_SPACE,
+    Commit,
+    RowChange,
+    RowCheck,
+    RowKey,
+    Storage,
+    WriteConflict,
+)
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -69,11 +77,7 @@ class Backfill:
         rows = list(
             islice(storage.scan(schema.table_id, 0, HASH_SPACE, exclusive_start=self.position), batch_rows)
         )
-        with storage.transaction():
-            for row in rows:
-                entry = entry_row(schema, index, orjson.loads(row.item))
-                if entry is not None:
-                    storage.put(index.storage_id, entry)
+        _index_rows(storage, schema, index, [RowKey(schema.table_id, row.pk, row.sk) for row in rows])
         if len(rows) == batch_rows:
             last = rows[-1]
             self.position = (last.pk_hash, last.pk, last.sk)
@@ -94,6 +98,26 @@ class Backfill:
         changed = replace(index, status=status, backfilling=backfilling)
         indexes = tuple(changed if other.name == index.name else other for other in schema.indexes)
         self.database.update_table(replace(schema, indexes=indexes))
+
+
+def _index_rows(storage: Storage, schema: TableSchema, index: IndexDefinition, keys: list[RowKey]) -> None:
+    """Write the index entries of the items at ``keys``, from the items as
+    read now, in one commit conditional on none of them changing meanwhile
+    (on a shared store a write by another server makes this read again)."""
+    for _ in range(limits.WRITE_CONFLICT_ATTEMPTS):
+        commit = Commit(generations={schema.table_id: schema.generation})
+        for key, stored in zip(keys, storage.read_for_write(keys), strict=True):
+            commit.checks.append(RowCheck(*key, None if stored.row is None else stored.version))
+            if stored.row is None:
+                continue
+            entry = entry_row(schema, index, orjson.loads(stored.row.item), stored.row)
+            if entry is not None:
+                commit.changes.append(RowChange(index.storage_id, entry.pk, entry.sk, entry))
+        try:
+            storage.commit(commit)
+            return
+        except WriteConflict:
+            continue
 
 
 _RUNNING: dict[tuple[int, int], Backfill] = {}

@@ -4,8 +4,8 @@
 enabled it walks the table from where the previous pass stopped, collects
 items whose TTL attribute is a Number of epoch seconds in the past (and not
 more than five years in the past, see dynastore.engine.ttl), and deletes them
-through ``Database.delete_row`` -- so indexes and streams follow, and the
-stream's REMOVE record carries DynamoDB's service identity. Sweeper deletes
+through the write path (dynastore/write_path.py) -- so indexes and streams
+follow, and the stream's REMOVE record carries DynamoDB's service identity. Sweeper deletes
 consume no write capacity. The same pass also trims stream records older
 than 24 hours.
 
@@ -29,7 +29,8 @@ import orjson
 
 from dynastore import limits
 from dynastore.engine import ttl
-from dynastore.storage.base import HASH_SPACE, Row
+from dynastore.storage.base import HASH_SPACE, Commit, Row, RowChange, RowKey, WriteConflict
+from dynastore.write_path import DELETE, RETRY_ALL, Decision, InvalidChange, item_target, write
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -69,10 +70,43 @@ def sweep(database: Database, max_items: int = SWEEP_MAX_ITEMS) -> int:
                 break
             expired = _expired_rows(database, schema, attribute, now, cursors,
                                     rows_per_table, max_items - deleted)
-            _delete(database, schema, expired)
+            _delete(database, schema, expired, attribute, now)
             deleted += len(expired)
     database.streams.trim(now, max(1, max_items * STREAM_TRIM_ROWS_PER_ITEM))
+    _forget_tokens(database, now, max(64, max_items * SWEEP_ROWS_PER_ITEM))
+    database.propagate_index_changes()  # lagged GSI writes other servers queued
     return deleted
+
+
+def _forget_tokens(database: Database, now: float, max_rows: int) -> None:
+    """Delete the ClientRequestTokens past their 10 minutes, walking at most
+    ``max_rows`` of them per pass (from where the previous pass stopped)."""
+    cursors = _cursors.setdefault(database, {})
+    start = cursors.get(database.tokens_id)
+    rows = list(islice(database.storage.scan(database.tokens_id, 0, HASH_SPACE, start), max_rows))
+    if len(rows) < max_rows:
+        cursors.pop(database.tokens_id, None)
+    else:
+        cursors[database.tokens_id] = (rows[-1].pk_hash, rows[-1].pk, rows[-1].sk)
+    if not rows:
+        return
+    # Imported here: the transaction engine (and the expression parser behind
+    # it) stays out of a server's start-up.
+    from dynastore.engine.transactions import token_expired
+
+    stale = [row for row in rows if token_expired(row.item, now)]
+    if not stale:
+        return
+    stored = database.storage.read_for_write([RowKey(database.tokens_id, row.pk, row.sk) for row in stale])
+    changes = [
+        RowChange(database.tokens_id, row.pk, row.sk, None, entry.version)
+        for row, entry in zip(stale, stored, strict=True)
+        if entry.row is not None and token_expired(entry.row.item, now)
+    ]
+    try:
+        database.storage.commit(Commit(changes=changes))
+    except WriteConflict:
+        pass  # a token reused meanwhile: the next pass looks again
 
 
 def sweep_all(database: Database, max_items: int = SWEEP_MAX_ITEMS, max_passes: int = 10_000) -> int:
@@ -117,12 +151,24 @@ def _expired_rows(
     return expired
 
 
-def _delete(database: Database, schema: TableSchema, rows: list[Row]) -> None:
+def _delete(database: Database, schema: TableSchema, rows: list[Row], attribute: str, now: float) -> None:
+    """Delete the expired rows in one commit of the write path, each only if
+    it is still expired when read for the delete (another server, or a
+    client, may have changed it since the scan)."""
     if not rows:
         return
-    with database.storage.transaction():
-        for row in rows:
-            database.delete_row(schema, row, by_service=True)
+    targets = [item_target(schema, row.pk, row.sk, by_service=True) for row in rows]
+
+    def decide(current: list[Row | None], _: frozenset[int]) -> list[Decision]:
+        return [
+            DELETE if row is not None and ttl.is_expired(orjson.loads(row.item), attribute, now) else None
+            for row in current
+        ]
+
+    try:
+        write(database, targets, decide, conflicts=RETRY_ALL)
+    except InvalidChange:  # an item an index refuses cannot be in one: nothing to undo
+        logger.warning("TTL sweep of %s skipped a batch it could not delete", schema.name)
 
 
 class SweeperSchedule:

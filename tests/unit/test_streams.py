@@ -83,13 +83,16 @@ def test_labels_arns_and_shard_ids() -> None:
 def test_shard_description_and_json() -> None:
     shard = streams.Shard("shardId-x" * 4, "parent-id" * 4, streams.FIRST_SEQUENCE, 10.0)
     assert "EndingSequenceNumber" not in shard.describe()["SequenceNumberRange"]
+    assert not streams.Shard.from_json(shard.to_json()).closed
     shard.closed, shard.end = True, streams.FIRST_SEQUENCE + 4
     described = shard.describe()
     assert described["SequenceNumberRange"]["EndingSequenceNumber"] == "100000000000000000004"
     assert described["ParentShardId"] == "parent-id" * 4
     loaded = streams.Shard.from_json(shard.to_json())
     assert (loaded.shard_id, loaded.parent, loaded.start) == (shard.shard_id, shard.parent, shard.start)
-    assert shard.should_roll_over(10.0 + streams.SHARD_MAX_AGE_SECONDS, 1000, streams.SHARD_MAX_AGE_SECONDS)
+    shard.closed_at = 20.0
+    loaded = streams.Shard.from_json(shard.to_json())
+    assert (loaded.closed, loaded.end, loaded.closed_at) == (True, streams.FIRST_SEQUENCE + 4, 20.0)
 
 
 def test_stream_description_of_a_table() -> None:
@@ -121,7 +124,7 @@ def make_database(path: Any = None) -> Database:
 def records_of(database: Database) -> list[dict[str, Any]]:
     (log,) = database.streams.by_arn.values()
     found: list[dict[str, Any]] = []
-    for shard in log.shards:
+    for shard in database.streams.shards(log):
         rows = database.streams.records_after(log, shard, 0, 10_000)
         found += [orjson.loads(row.item) for row in rows]
     return found
@@ -145,7 +148,7 @@ def test_a_rolled_back_write_leaves_no_record_and_a_consistent_shard() -> None:
     assert [record["dynamodb"]["Keys"]["pk"]["S"] for record in records_of(database)] == ["a", "c"]
     dispatch(database, "UpdateTable", {"TableName": "events", "StreamSpecification": {"StreamEnabled": False}})
     (log,) = database.streams.by_arn.values()
-    assert log.shards[-1].end == int(records_of(database)[-1]["dynamodb"]["SequenceNumber"])
+    assert database.streams.shards(log)[-1].end == int(records_of(database)[-1]["dynamodb"]["SequenceNumber"])
 
 
 def test_the_store_reloads_shards_and_the_counter(tmp_path: Any) -> None:
@@ -153,15 +156,17 @@ def test_the_store_reloads_shards_and_the_counter(tmp_path: Any) -> None:
     database.streams.shard_max_records = 2
     for key in "abcde":
         put(database, key)
-    before = [(shard.shard_id, shard.parent, shard.start, shard.closed) for shard in
-              next(iter(database.streams.by_arn.values())).shards]
-    last = database.streams.next_sequence
+    (log,) = database.streams.by_arn.values()
+    before = [(shard.shard_id, shard.parent, shard.start, shard.closed) for shard in database.streams.shards(log)]
+    last = database.streams.last_sequence(log)
     database.close()
     reopened = make_database(tmp_path)
     (log,) = reopened.streams.by_arn.values()
-    assert [(shard.shard_id, shard.parent, shard.start, shard.closed) for shard in log.shards] == before
-    assert reopened.streams.next_sequence == last
-    assert log.open_shard is not None and log.open_shard.count == 1
+    assert [(shard.shard_id, shard.parent, shard.start, shard.closed)
+            for shard in reopened.streams.shards(log)] == before
+    assert reopened.streams.last_sequence(log) == last
+    head = reopened.streams.head(log)
+    assert head.open is not None and head.count == 1
     assert "events" in reopened.tables and len(reopened.tables) == 1
     put(reopened, "f")
     assert [record["dynamodb"]["Keys"]["pk"]["S"] for record in records_of(reopened)] == list("abcdef")
@@ -173,7 +178,7 @@ def test_deleting_the_table_closes_its_stream() -> None:
     put(database, "a")
     dispatch(database, "DeleteTable", {"TableName": "events"})
     (log,) = database.streams.by_arn.values()
-    assert log.status == "DISABLED" and log.shards[-1].closed
+    assert log.status == "DISABLED" and database.streams.shards(log)[-1].closed
     assert len(records_of(database)) == 1
 
 
@@ -183,7 +188,7 @@ def test_unknown_streams_operation() -> None:
         dispatch_streams(database, "PutRecord", {})
 
 
-def test_a_shard_opened_by_a_rolled_back_write_is_healed_by_the_sweeper(tmp_path: Any) -> None:
+def test_a_shard_opened_by_a_rolled_back_write_goes_with_it(tmp_path: Any) -> None:
     from dynastore.workers.ttl_sweeper import sweep
 
     database = make_database(tmp_path)
@@ -197,11 +202,12 @@ def test_a_shard_opened_by_a_rolled_back_write_is_healed_by_the_sweeper(tmp_path
     with pytest.raises(Abort), database.storage.transaction():
         put(database, "c")  # opens the second shard, then rolls back
         raise Abort
-    put(database, "d")  # lands in the second shard, whose row was rolled back
+    put(database, "d")  # opens the second shard again: the first opening rolled back with its write
     sweep(database)
     database.close()
     reopened = make_database(tmp_path)
     (log,) = reopened.streams.by_arn.values()
-    assert len(log.shards) == 2 and log.shards[1].parent == log.shards[0].shard_id
+    shards = reopened.streams.shards(log)
+    assert len(shards) == 2 and shards[1].parent == shards[0].shard_id
     assert [record["dynamodb"]["Keys"]["pk"]["S"] for record in records_of(reopened)] == ["a", "b", "d"]
     reopened.close()

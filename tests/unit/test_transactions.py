@@ -12,7 +12,7 @@ from botocore.config import Config
 
 import dynastore
 from dynastore.engine import transactions
-from dynastore.engine.transactions import TokenBook, cancellation_reason, parse_write_action
+from dynastore.engine.transactions import cancellation_reason, parse_write_action
 from dynastore.errors import (
     IdempotentParameterMismatchException,
     TransactionCanceledException,
@@ -76,23 +76,15 @@ def test_units_are_doubled_and_summed_per_table() -> None:
     assert transactions.read_units_by_table(["a", "a", "b"], [0, 5000, 4096]) == {"a": 6.0, "b": 2.0}
 
 
-def test_token_book_replays_mismatches_and_expires() -> None:
-    book = TokenBook(capacity=2, window_seconds=600)
-    assert not book.seen("t", b"f1", now=0)
-    book.remember("t", b"f1", now=0)
-    assert book.seen("t", b"f1", now=599.9)
+def test_token_records_replay_mismatch_and_expire() -> None:
+    record = transactions.token_record(b"f1", now=0, window_seconds=600)
+    assert not transactions.replays(None, b"f1", now=0)
+    assert transactions.replays(record, b"f1", now=599.9)
     with pytest.raises(IdempotentParameterMismatchException, match="same client token"):
-        book.seen("t", b"f2", now=1)
-    assert not book.seen("t", b"f2", now=600)  # expired: a new request
-    assert len(book) == 0
-
-
-def test_token_book_is_bounded() -> None:
-    book = TokenBook(capacity=2)
-    for index, token in enumerate(["a", "b", "c"]):
-        book.remember(token, b"f", now=index)
-    assert len(book) == 2
-    assert not book.seen("a", b"other", now=3)  # the oldest was forgotten
+        transactions.replays(record, b"f2", now=1)
+    assert not transactions.replays(record, b"f2", now=600)  # expired: a new request
+    assert transactions.token_expired(record, now=600)
+    assert not transactions.token_expired(record, now=599)
 
 
 def test_fingerprint_ignores_return_consumed_capacity() -> None:

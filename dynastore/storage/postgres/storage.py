@@ -121,6 +121,7 @@ class PostgresStorage(Storage):
     """The store in the PostgreSQL database at ``url`` (as libpq takes it)."""
 
     exclusive = False
+    first_generation = 1
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -190,9 +191,12 @@ class PostgresStorage(Storage):
     # --- catalogue ---------------------------------------------------------------
     def load_tables(self) -> list[TableRecord]:
         rows = self._execute(
-            "SELECT table_id, name, metadata FROM dynastore_tables ORDER BY table_id"
+            "SELECT table_id, name, metadata, generation FROM dynastore_tables ORDER BY table_id"
         ).fetchall()
-        return [TableRecord(int(table_id), name, bytes(metadata)) for table_id, name, metadata in rows]
+        return [
+            TableRecord(int(table_id), name, bytes(metadata), int(generation))
+            for table_id, name, metadata, generation in rows
+        ]
 
     def create_table(self, name: str, metadata: bytes) -> int:
         self._writes += 1
@@ -203,15 +207,16 @@ class PostgresStorage(Storage):
         assert found is not None
         return int(found[0])
 
-    def update_table_metadata(self, table_id: int, metadata: bytes) -> None:
+    def update_table_metadata(self, table_id: int, metadata: bytes) -> int:
         self._writes += 1
-        cursor = self._execute(
+        found = self._execute(
             "UPDATE dynastore_tables SET metadata = %s, generation = generation + 1"
-            " WHERE table_id = %s",
+            " WHERE table_id = %s RETURNING generation",
             (metadata, table_id),
-        )
-        if cursor.rowcount == 0:
+        ).fetchone()
+        if found is None:
             raise KeyError(f"no table with id {table_id}")
+        return int(found[0])
 
     def drop_table(self, table_id: int) -> None:
         self._writes += 1
