@@ -153,6 +153,7 @@ class Database:
         and on an exclusive store a way to skip reading an empty outbox)."""
         self.streams = StreamStore(self, [])
         """Every stream (issue 5): their descriptions; records and shards are in storage."""
+        self._catalogue_version = 0
         self._load_catalogue()
         # Dynastore's own storage tables are created here, outside any write's
         # transaction, so a rolled-back write can never take one back with it.
@@ -165,6 +166,7 @@ class Database:
     def _load_catalogue(self) -> None:
         """(Re)build the in-memory catalogue from storage: tables with their
         index storage ids, streams, dynastore's own storage tables."""
+        self._catalogue_version = self.storage.catalogue_version()  # before the tables: never newer
         tables: dict[str, TableSchema] = {}
         index_ids: dict[str, int] = {}
         stream_records: list[TableRecord] = []
@@ -191,6 +193,23 @@ class Database:
                 ))
         self.tables = tables
         self.streams = StreamStore(self, stream_records)
+
+    def refresh_catalogue(self, check: bool = False) -> bool:
+        """On a store other servers share, bring this process's copy of the
+        catalogue up to date: at once when another server announced a change
+        (a notification, polled without waiting), and with ``check`` also when
+        the catalogue's version differs from the one loaded (one query: the
+        control plane and every lookup that found nothing ask for it).
+        Returns whether the catalogue was reloaded."""
+        storage = self.storage
+        if storage.exclusive:
+            return False
+        if not storage.catalogue_changed_elsewhere() and (
+            not check or storage.catalogue_version() == self._catalogue_version
+        ):
+            return False
+        self._load_catalogue()
+        return True
 
     @classmethod
     def open(cls, path: str | Path | None = None, **options: object) -> Database:

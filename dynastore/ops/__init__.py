@@ -18,8 +18,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dynastore.errors import UnknownOperationException
+from dynastore.errors import (
+    DynamoDBError,
+    ResourceNotFoundException,
+    UnknownOperationException,
+    ValidationException,
+)
 from dynastore.ops.shapes import validate_request
+from dynastore.storage.base import CatalogueChanged
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -97,7 +103,48 @@ def dispatch(database: Database, operation: str, request: dict[str, Any]) -> dic
         raise UnknownOperationException() from None
     validate_request(operation, request)
     database.faults.armed and database.faults.before(operation, request)  # docs/faults.md
+    if not database.storage.exclusive:  # other servers change the catalogue too
+        database.refresh_catalogue(check=operation in CATALOGUE_OPERATIONS)
+        handler = _on_the_current_catalogue(handler)
     if database.throughput is not None:  # docs/throughput.md: off unless asked for
         result: dict[str, Any] | bytes = database.throughput.run(operation, handler, request)
         return result
     return handler(database, request)
+
+
+CATALOGUE_OPERATIONS = frozenset((
+    "CreateTable", "DeleteTable", "DescribeTable", "ListTables", "UpdateTable",
+    "DescribeTimeToLive", "UpdateTimeToLive", "ListTagsOfResource", "TagResource",
+    "UntagResource", "DescribeContributorInsights", "ListContributorInsights",
+    "UpdateContributorInsights",
+))
+"""Operations that read or change the catalogue itself: on a shared store
+they check first that this server's copy is current (one query), so a
+table another server created, changed or deleted is described as it is."""
+CATALOGUE_ATTEMPTS = 3
+
+
+def _on_the_current_catalogue(handler: Handler) -> Handler:
+    """``handler``, run again on a reloaded catalogue when its table (or
+    index) was not found here but may exist now, or when its commit was
+    refused because another server changed the table meanwhile."""
+
+    def run(database: Database, request: dict[str, Any]) -> dict[str, Any] | bytes:
+        for _ in range(CATALOGUE_ATTEMPTS - 1):
+            try:
+                return handler(database, request)
+            except CatalogueChanged:
+                database.refresh_catalogue(check=True)
+            except (ResourceNotFoundException, ValidationException) as error:
+                if not _may_be_stale(error) or not database.refresh_catalogue(check=True):
+                    raise
+        return handler(database, request)
+
+    return run
+
+
+def _may_be_stale(error: DynamoDBError) -> bool:
+    return isinstance(error, ResourceNotFoundException) or (error.message or "").startswith(MISSING_INDEX)
+
+
+MISSING_INDEX = "The table does not have the specified index"

@@ -249,6 +249,17 @@ class Storage(ABC):
         """All writes inside commit together or not at all. May be nested; only
         the outermost block commits."""
 
+    # --- a catalogue other servers change (shared stores) ------------------------
+    def catalogue_version(self) -> int:
+        """A number that changes whenever any server changes the catalogue
+        (0, always, on an exclusive store: only this process changes it)."""
+        return 0
+
+    def catalogue_changed_elsewhere(self) -> bool:
+        """Whether another server announced a catalogue change since the last
+        call (without waiting: a shared store polls its notifications)."""
+        return False
+
     # --- the write path ---------------------------------------------------------
     def read_for_write(self, keys: Sequence[RowKey]) -> list[Stored]:
         """The rows at ``keys`` (in one read where the store can), with what

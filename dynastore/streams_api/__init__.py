@@ -48,4 +48,5 @@ def dispatch_streams(database: Database, operation: str, request: dict[str, Any]
     from dynastore.streams_api.shapes import validate_streams_request
 
     validate_streams_request(operation, request)
+    database.refresh_catalogue(check=operation in ("ListStreams", "DescribeStream"))
     return handler(database, request)

@@ -21,6 +21,7 @@ left out of the index (DynamoDB reports them as violations).
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import replace
 from itertools import islice
 from typing import TYPE_CHECKING
@@ -43,6 +44,10 @@ if TYPE_CHECKING:
     from dynastore.database import Database
     from dynastore.engine.schema import IndexDefinition, TableSchema
 
+logger = logging.getLogger("dynastore.backfill")
+
+BACKFILL_RETRY_SECONDS = 1.0
+"""The pause after a batch failed (PostgreSQL restarting, say) before it is tried again."""
 BACKFILL_BATCH_ROWS = limits.BACKFILL_BATCH_ROWS
 """Items indexed per batch (candidate for dynastore/limits.py)."""
 
@@ -147,7 +152,13 @@ def start_backfill(database: Database, table_name: str, index: IndexDefinition) 
         return job
 
     def tick() -> None:
-        if not job.step():
+        try:
+            finished = job.step()
+        except Exception:  # the store unavailable, the catalogue changed: try again soon
+            logger.exception("backfill of %s.%s failed a batch; retrying", job.table_name, job.index_name)
+            loop.call_later(BACKFILL_RETRY_SECONDS, tick)
+            return
+        if not finished:
             loop.call_soon(tick)
 
     loop.call_soon(tick)

@@ -13,7 +13,13 @@ transport (the ``[http]`` and ``[embedded]`` test ids):
 
 - ``postgres``: one server subprocess (``python -m dynastore serve --postgres
   URL``) on a database of the session's throwaway PostgreSQL server
-  (tests/conftest.py), reached with a boto3 client.
+  (tests/conftest.py), reached with a boto3 client;
+- ``postgres-pair``: two such servers over one database, and a boto3 client
+  whose consecutive requests alternate between them (``endpoint`` is the
+  first one's URL), so every test also checks that two servers behave as
+  one endpoint. Tests of one server's own state (its clock, faults,
+  throughput counters, metrics) mark themselves ``one_server``: they run on
+  the first server only.
 
 The transports also cover the three stores: ``http`` runs on the in-memory
 store (``storage/memory.py``), ``embedded`` on SQLite (``storage/sqlite.py``,
@@ -33,6 +39,7 @@ test the first time.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import socket
@@ -116,7 +123,9 @@ def stop_server(process: subprocess.Popen[bytes]) -> None:
         log.close()
 
 
-TRANSPORTS = os.environ.get("DYNASTORE_TEST_TRANSPORTS", "http,embedded,postgres").split(",")
+TRANSPORTS = os.environ.get(
+    "DYNASTORE_TEST_TRANSPORTS", "http,embedded,postgres,postgres-pair"
+).split(",")
 
 
 @pytest.fixture(scope="session", params=TRANSPORTS)
@@ -128,11 +137,62 @@ def transport(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(scope="session")
 def postgres_url(request: pytest.FixtureRequest, transport: str) -> str | None:
-    """The database of the ``postgres`` transport's server (None otherwise)."""
-    if transport != "postgres":
+    """The database of the ``postgres`` transports' servers (None otherwise)."""
+    if not transport.startswith("postgres"):
         return None
     server = request.getfixturevalue("postgres_server")
     return str(server.new_database())
+
+
+@pytest.fixture(scope="session")
+def second_endpoint(transport: str, postgres_url: str | None, endpoint: str) -> Iterator[str | None]:
+    """The second server of ``postgres-pair`` (None for other transports)."""
+    if transport != "postgres-pair":
+        yield None
+        return
+    assert postgres_url is not None
+    process, url = start_server("--postgres", postgres_url,
+                                environment={"DYNASTORE_ENGINE_CONNECTIONS": "0"})
+    try:
+        yield url
+    finally:
+        stop_server(process)
+
+
+ALTERNATING = {"on": True}
+"""Off while a ``one_server`` test runs: the pair's client then stays on the first server."""
+
+
+@pytest.fixture(autouse=True)
+def _one_server(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked ``one_server`` checks one server's own state (its
+    clock, fault rules, counters): on postgres-pair its requests all go to
+    the first server."""
+    if request.node.get_closest_marker("one_server") is None:
+        yield
+        return
+    ALTERNATING["on"] = False
+    try:
+        yield
+    finally:
+        ALTERNATING["on"] = True
+
+
+def alternate_endpoints(client: Any, endpoints: list[str]) -> Any:
+    """Send ``client``'s consecutive requests to each of ``endpoints`` in
+    turn (the signature is not checked, so rewriting the URL is enough)."""
+    turn = itertools.count()
+    first = endpoints[0]
+
+    def redirect(request: Any, **_: Any) -> None:
+        if not ALTERNATING["on"]:
+            return
+        target = endpoints[next(turn) % len(endpoints)]
+        if request.url.startswith(first):
+            request.url = target + request.url[len(first):]
+
+    client.meta.events.register_first("before-send.*.*", redirect)
+    return client
 
 
 @pytest.fixture(scope="session")
@@ -163,7 +223,7 @@ def endpoint(
     if given:
         yield given
         return
-    if postgres_url is not None:
+    if postgres_url is not None:  # the postgres transports (the pair's second server: second_endpoint)
         process, url = start_server("--postgres", postgres_url,
                                     environment={"DYNASTORE_ENGINE_CONNECTIONS": "0"})
         try:
@@ -196,11 +256,14 @@ TEST_CLIENT_CONFIG = Config(parameter_validation=False, retries={"total_max_atte
 
 
 @pytest.fixture(scope="session")
-def client(endpoint: str, embedded_database: Any) -> Any:
+def client(endpoint: str, embedded_database: Any, second_endpoint: str | None) -> Any:
     """A boto3 DynamoDB client with parameter validation off (in-process for
-    the embedded transport)."""
+    the embedded transport; alternating between the two servers of
+    postgres-pair)."""
     if embedded_database is not None:
         return embedded_database.client(config=TEST_CLIENT_CONFIG)
+    if second_endpoint is not None:
+        return alternate_endpoints(make_client(endpoint), [endpoint, second_endpoint])
     return make_client(endpoint)
 
 

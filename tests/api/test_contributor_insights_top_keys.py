@@ -67,6 +67,7 @@ def s(value: str) -> dict[str, str]:
     return {"S": value}
 
 
+@pytest.mark.one_server  # the counters (rules) are the server's own
 def test_top_keys_by_partition_and_sort_key_per_table_and_index(
     client: Any, make_table: Any, endpoint: str, observed: Any
 ) -> None:
@@ -139,6 +140,7 @@ def test_most_throttled_keys_count_throttle_events(
     assert rules["SKT"]["60m"] == [{"Key": {"pk": s("hot"), "sk": s("counter")}, "ThrottleEvents": 2.0}]
 
 
+@pytest.mark.one_server  # the counters (rules) are the server's own
 def test_keys_leave_the_windows_as_the_clock_moves(
     client: Any, make_table: Any, endpoint: str, observed: Any
 ) -> None:
@@ -159,6 +161,7 @@ def test_keys_leave_the_windows_as_the_clock_moves(
                                    {"Key": {"pk": s("old")}, "ConsumedUnits": 1.0}]
 
 
+@pytest.mark.one_server  # the counters (rules) are the server's own
 def test_prometheus_text_has_the_top_keys_and_bounds_them(
     client: Any, make_table: Any, endpoint: str, observed: Any
 ) -> None:

@@ -451,6 +451,7 @@ def admin(endpoint: str, method: str, path: str, body: dict[str, Any] | None = N
         return error.code, json.loads(error.read() or b"null")
 
 
+@pytest.mark.one_server  # the counters (rules) are the server's own
 def test_fault_rules_over_http(endpoint: str, client: Any, make_table: Any) -> None:
     table = make_table(sk=None)
     status, body = admin(endpoint, "GET", "/_dynastore/faults")

@@ -22,7 +22,7 @@ retry) and the next one gets a fresh connection.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import Any
@@ -30,8 +30,22 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from dynastore.storage.base import HASH_SPACE, Row, SortKeyRange, Storage, TableRecord
+from dynastore.storage.base import (
+    HASH_SPACE,
+    CatalogueChanged,
+    Commit,
+    Row,
+    RowChange,
+    RowCheck,
+    RowKey,
+    SortKeyRange,
+    Storage,
+    Stored,
+    TableRecord,
+    WriteConflict,
+)
 from dynastore.storage.errors import StorageError, StorageUnavailable
+from dynastore.storage.postgres import commit as commit_sql
 from dynastore.storage.postgres.schema import ensure_schema
 from dynastore.storage.ranges import (
     MAX_CHUNK_ROWS,
@@ -58,9 +72,42 @@ _GET = (
 _PUT = (
     "INSERT INTO dynastore_items (table_id, pk_hash, pk, sk, item, size)"
     " VALUES (%s, %s, %s, %s, %s, %s)"
-    " ON CONFLICT (table_id, pk_hash, pk, sk) DO UPDATE SET item = excluded.item, size = excluded.size"
+    " ON CONFLICT (table_id, pk_hash, pk, sk) DO UPDATE"
+    " SET item = excluded.item, size = excluded.size, by_transaction = false"
 )
 _DELETE = "DELETE FROM dynastore_items WHERE table_id = %s AND pk_hash = %s AND pk = %s AND sk = %s"
+_STORED_COLUMNS = "pk_hash, pk, sk, item, size, xmin::text, by_transaction"
+_READ_ONE_FOR_WRITE = (
+    f"SELECT {_STORED_COLUMNS} FROM dynastore_items"
+    " WHERE table_id = %s AND pk_hash = %s AND pk = %s AND sk = %s"
+)
+_WRITER_OF = (
+    "SELECT by_transaction FROM dynastore_items"
+    " WHERE table_id = %s AND pk_hash = %s AND pk = %s AND sk = %s"
+)
+
+
+def _read_many_sql(count: int) -> str:
+    keys = ", ".join(["(%s, %s, %s, %s)"] * count)
+    return (
+        f"SELECT table_id, {_STORED_COLUMNS} FROM dynastore_items"
+        f" WHERE (table_id, pk_hash, pk, sk) IN ({keys})"
+    )
+
+
+_READ_MANY_SQL: dict[int, str] = {}
+RETRYABLE_SQLSTATES = frozenset(("40001", "40P01", "55P03", "23505"))
+"""Serialization failure, deadlock, lock timeout, unique violation: another
+transaction won a race; the write reads again (storage.base.WriteConflict)."""
+CATALOGUE_CHANNEL = "dynastore_catalogue"
+"""The NOTIFY channel of catalogue changes."""
+TABLE_LOCK_CLASS = 1685679713
+"""The first key of a table's advisory lock ("dyna"); the second is the
+table id modulo TABLE_LOCK_MODULUS (as dynastore_check_table computes it)."""
+TABLE_LOCK_MODULUS = 2147483647
+LOCK_TIMEOUT_MS = 2000
+"""The longest a statement waits for a row another transaction holds; then
+the write is retried like any conflict (nothing waits forever)."""
 _STATISTICS = "SELECT count(*), coalesce(sum(size), 0) FROM dynastore_items WHERE table_id = %s"
 _SCAN_FIRST = (
     f"SELECT {_ROW_COLUMNS} FROM dynastore_items"
@@ -142,12 +189,20 @@ class PostgresStorage(Storage):
             min_size=1,
             max_size=POOL_MAX_CONNECTIONS,
             kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_SECONDS},
+            configure=_configure,
             open=False,
             check=ConnectionPool.check_connection,
             name="dynastore",
         )
         self._pool.open()
         self._connection: psycopg.Connection[Any] | None = None
+        self._listener: psycopg.Connection[Any] | None = None
+        """The connection that LISTENs for catalogue changes of other servers
+        (opened before the catalogue is first loaded, so no change is missed)."""
+        try:
+            self._listener = self._listen()
+        except psycopg.Error:
+            self._listener = None  # polled later: a missing listener reads as a change
 
     # --- connections -------------------------------------------------------------
     def _take(self) -> psycopg.Connection[Any]:
@@ -198,33 +253,91 @@ class PostgresStorage(Storage):
             for table_id, name, metadata, generation in rows
         ]
 
+    # Every change of the catalogue raises its version and announces itself
+    # (NOTIFY is sent when the transaction commits). A change of an existing
+    # table first takes the table's advisory lock exclusively: it waits for
+    # the commits in flight that checked the old generation, and the commits
+    # after it see the new one (dynastore_check_table, commit.py).
+    def _announce_catalogue_change(self) -> None:
+        self._execute("UPDATE dynastore_catalogue SET version = version + 1")
+        self._execute(f"NOTIFY {CATALOGUE_CHANNEL}")
+
+    def _lock_table(self, table_id: int) -> None:
+        self._execute(
+            "SELECT pg_advisory_xact_lock(%s::integer, %s::integer)",
+            (TABLE_LOCK_CLASS, table_id % TABLE_LOCK_MODULUS),
+        )
+
     def create_table(self, name: str, metadata: bytes) -> int:
         self._writes += 1
-        found = self._execute(
-            "INSERT INTO dynastore_tables (name, metadata) VALUES (%s, %s) RETURNING table_id",
-            (name, metadata),
-        ).fetchone()
+        with self.transaction():
+            found = self._execute(
+                "INSERT INTO dynastore_tables (name, metadata) VALUES (%s, %s) RETURNING table_id",
+                (name, metadata),
+            ).fetchone()
+            self._announce_catalogue_change()
         assert found is not None
         return int(found[0])
 
     def update_table_metadata(self, table_id: int, metadata: bytes) -> int:
         self._writes += 1
-        found = self._execute(
-            "UPDATE dynastore_tables SET metadata = %s, generation = generation + 1"
-            " WHERE table_id = %s RETURNING generation",
-            (metadata, table_id),
-        ).fetchone()
-        if found is None:
-            raise KeyError(f"no table with id {table_id}")
+        with self.transaction():
+            self._lock_table(table_id)
+            found = self._execute(
+                "UPDATE dynastore_tables SET metadata = %s, generation = generation + 1"
+                " WHERE table_id = %s RETURNING generation",
+                (metadata, table_id),
+            ).fetchone()
+            if found is None:
+                raise KeyError(f"no table with id {table_id}")
+            self._announce_catalogue_change()
         return int(found[0])
 
     def drop_table(self, table_id: int) -> None:
         self._writes += 1
         with self.transaction():
+            self._lock_table(table_id)
             cursor = self._execute("DELETE FROM dynastore_tables WHERE table_id = %s", (table_id,))
             if cursor.rowcount == 0:
                 raise KeyError(f"no table with id {table_id}")
             self._execute("DELETE FROM dynastore_items WHERE table_id = %s", (table_id,))
+            self._announce_catalogue_change()
+
+    def catalogue_version(self) -> int:
+        found = self._execute("SELECT version FROM dynastore_catalogue").fetchone()
+        return int(found[0]) if found else 0
+
+    def catalogue_changed_elsewhere(self) -> bool:
+        """Polls the listening connection (a non-blocking read: well under a
+        microsecond when nothing came). A listener that broke is replaced,
+        and since it may have missed a notification, that counts as a change."""
+        listener = self._listener
+        try:
+            if listener is None or listener.closed:
+                self._listener = self._listen()
+                return True
+            pgconn = listener.pgconn
+            pgconn.consume_input()
+            changed = False
+            while pgconn.notifies() is not None:
+                changed = True
+            return changed
+        except psycopg.Error:
+            self._close_listener()
+            return True
+
+    def _listen(self) -> psycopg.Connection[Any]:
+        listener = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS)
+        listener.execute(f"LISTEN {CATALOGUE_CHANNEL}")
+        return listener
+
+    def _close_listener(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            try:
+                listener.close()
+            except psycopg.Error:
+                pass
 
     # --- items -------------------------------------------------------------------
     def get(self, table_id: int, pk: bytes, sk: bytes) -> Row | None:
@@ -324,6 +437,126 @@ class PostgresStorage(Storage):
         assert found is not None
         return int(found[0]), int(found[1])
 
+    # --- the write path ------------------------------------------------------------
+    def read_for_write(self, keys: Sequence[RowKey]) -> list[Stored]:
+        """The rows at ``keys`` with their versions (xmin), in one statement:
+        one snapshot, one round trip."""
+        if not keys:
+            return []
+        if len(keys) == 1:
+            table_id, pk, sk = keys[0]
+            found = self._execute(_READ_ONE_FOR_WRITE, (table_id, partition_hash(pk), pk, sk)).fetchone()
+            return [_stored(found)]
+        sql = _READ_MANY_SQL.get(len(keys))
+        if sql is None:
+            sql = _READ_MANY_SQL.setdefault(len(keys), _read_many_sql(len(keys)))
+        parameters: list[Any] = []
+        for table_id, pk, sk in keys:
+            parameters += (table_id, partition_hash(pk), pk, sk)
+        by_key = {
+            (found[0], found[2], found[3]): found[1:]
+            for found in self._execute(sql, parameters).fetchall()
+        }
+        return [_stored(by_key.get((key.table_id, key.pk, key.sk))) for key in keys]
+
+    def commit(self, commit: Commit) -> None:
+        """One database transaction (storage/postgres/commit.py): one round
+        trip, two with a Sequenced part; inside an open ``transaction()``
+        block the statements run in it."""
+        statements, cleanup = commit_sql.statements(commit)
+        self._writes += 1
+        connection = self._take()
+        try:
+            if self._depth > 0:
+                self._commit_inside(connection, commit, statements, cleanup)
+            elif not commit.sequenced:
+                self._commit_pipelined(connection, statements + cleanup)
+            else:
+                self._commit_sequenced(connection, commit, statements, cleanup)
+        except psycopg.Error as error:
+            raise self._commit_failed(connection, commit, error) from error
+
+    def _commit_pipelined(self, connection: psycopg.Connection[Any], statements: list[Any]) -> None:
+        """Statements between two Syncs run as one implicit transaction: one round trip."""
+        if len(statements) == 1:
+            connection.execute(statements[0].sql, statements[0].parameters, prepare=True)
+            return
+        with connection.pipeline():
+            cursor = connection.cursor(binary=True)
+            for statement in statements:
+                cursor.execute(statement.sql, statement.parameters, prepare=True)
+
+    def _commit_sequenced(
+        self, connection: psycopg.Connection[Any], commit: Commit, statements: list[Any], cleanup: list[Any]
+    ) -> None:
+        """BEGIN, the statements and the head locks in one round trip; the
+        rows built under the locks, the cleanup and COMMIT in a second."""
+        heads = sorted(commit.sequenced, key=lambda sequenced: (sequenced.head.table_id, sequenced.head.pk))
+        try:
+            with connection.pipeline() as pipeline:
+                cursor = connection.cursor(binary=True)
+                cursor.execute("BEGIN")
+                for statement in statements:
+                    cursor.execute(statement.sql, statement.parameters, prepare=True)
+                head_cursors = []
+                for sequenced in heads:
+                    claim, lock = commit_sql.head_statements(sequenced.head)
+                    cursor.execute(claim.sql, claim.parameters, prepare=True)
+                    head_cursor = connection.cursor(binary=True)
+                    head_cursor.execute(lock.sql, lock.parameters, prepare=True)
+                    head_cursors.append(head_cursor)
+                pipeline.sync()
+                for sequenced, head_cursor in zip(heads, head_cursors, strict=True):
+                    built = sequenced.build(commit_sql.head_row(head_cursor.fetchone()))
+                    for statement in commit_sql.built_changes(sequenced.head, built, commit.by_transaction):
+                        cursor.execute(statement.sql, statement.parameters, prepare=True)
+                for statement in cleanup:
+                    cursor.execute(statement.sql, statement.parameters, prepare=True)
+                cursor.execute("COMMIT")
+        except BaseException:
+            if not connection.closed and connection.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                connection.execute("ROLLBACK")
+            raise
+
+    def _commit_inside(
+        self, connection: psycopg.Connection[Any], commit: Commit, statements: list[Any], cleanup: list[Any]
+    ) -> None:
+        cursor = connection.cursor(binary=True)
+        for statement in statements:
+            cursor.execute(statement.sql, statement.parameters, prepare=True)
+        for sequenced in sorted(commit.sequenced, key=lambda sequenced: (sequenced.head.table_id, sequenced.head.pk)):
+            claim, lock = commit_sql.head_statements(sequenced.head)
+            cursor.execute(claim.sql, claim.parameters, prepare=True)
+            found = cursor.execute(lock.sql, lock.parameters, prepare=True).fetchone()
+            built = sequenced.build(commit_sql.head_row(found))
+            for statement in commit_sql.built_changes(sequenced.head, built, commit.by_transaction):
+                cursor.execute(statement.sql, statement.parameters, prepare=True)
+        for statement in cleanup:
+            cursor.execute(statement.sql, statement.parameters, prepare=True)
+
+    def _commit_failed(self, connection: psycopg.Connection[Any], commit: Commit, error: psycopg.Error) -> Exception:
+        """The exception a failed commit is: a conflict, a changed catalogue,
+        or the store being unavailable."""
+        if connection.closed or connection.broken:
+            return self._broken(error)
+        state = error.sqlstate
+        if state == commit_sql.CATALOGUE_CHANGED_SQLSTATE:
+            return CatalogueChanged(str(error))
+        if state == commit_sql.CONFLICT_SQLSTATE:
+            position = int(error.diag.message_detail or 0)
+            return WriteConflict(position, self._written_by_transaction(commit, position))
+        if state in RETRYABLE_SQLSTATES:
+            return WriteConflict(0)
+        return error
+
+    def _written_by_transaction(self, commit: Commit, position: int) -> bool:
+        entries: list[RowChange | RowCheck] = [*commit.changes, *commit.checks]
+        if not 0 <= position < len(entries) or self._depth > 0:
+            return False
+        entry = entries[position]
+        found = self._execute(_WRITER_OF, (entry.table_id, partition_hash(entry.pk), entry.pk, entry.sk)).fetchone()
+        return bool(found is not None and found[0])
+
     # --- atomicity and lifecycle -------------------------------------------------
     def write_count(self) -> int:
         return self._writes
@@ -332,6 +565,7 @@ class PostgresStorage(Storage):
         return _TransactionBlock(self)
 
     def close(self) -> None:
+        self._close_listener()
         connection, self._connection = self._connection, None
         if connection is not None:
             try:
@@ -339,6 +573,18 @@ class PostgresStorage(Storage):
             except Exception:
                 pass
         self._pool.close()
+
+
+def _configure(connection: psycopg.Connection[Any]) -> None:
+    """Every pooled connection: bounded lock waits (the URL's own options,
+    such as a search_path, stay as they are)."""
+    connection.execute(f"SET lock_timeout = {LOCK_TIMEOUT_MS}")
+
+
+def _stored(found: tuple[Any, ...] | None) -> Stored:
+    if found is None:
+        return Stored(None)
+    return Stored(Row._make(found[:5]), int(found[5]), bool(found[6]))
 
 
 class _TransactionBlock:
