@@ -81,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         "which several servers may share (docs/postgres.md)",
     )
     serve.add_argument("--log-level", choices=LOG_LEVELS, default="info")
+
     serve.add_argument(
         "--single-process",
         action="store_true",
@@ -141,6 +142,10 @@ def serve(arguments: argparse.Namespace) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    location = store_location(arguments)
+    shared = isinstance(location, str)
+    """PostgreSQL: this server is one of many over one database; its engine
+    runs many requests at once in greenlets (ADR 0005)."""
     front: FrontProcess | None = None
     if not arguments.single_process and front_process_supported():
         engine_connections = engine_connections_from_environment()
@@ -157,11 +162,13 @@ def serve(arguments: argparse.Namespace) -> int:
             print(f"dynastore: cannot start the HTTP front process ({error}); "
                   "--single-process serves without it", file=sys.stderr)
             return 1
-    from dynastore.database import Database
 
-    location = store_location(arguments)
     try:
-        database = Database.open(location)
+        database = open_database(location)
+    except ImportError as error:  # psycopg is an extra
+        print(f"dynastore: --postgres needs psycopg: pip install 'dynastore[postgres]' ({error})",
+              file=sys.stderr)
+        return 1
     except (OSError, RuntimeError) as error:
         # e.g. another dynastore holds the directory's lock, newer data, or
         # PostgreSQL cannot be reached.
@@ -181,7 +188,7 @@ def serve(arguments: argparse.Namespace) -> int:
     where = "in memory" if location is None else str(getattr(database.storage, "location", location))
     try:
         run_event_loop(
-            serve_until_signalled(database, arguments.host, arguments.port, where, front)
+            serve_until_signalled(database, arguments.host, arguments.port, where, front, shared)
         )
     except CannotListen as error:
         print(f"dynastore: cannot listen on {arguments.host}:{arguments.port}: {error}", file=sys.stderr)
@@ -197,6 +204,10 @@ def serve(arguments: argparse.Namespace) -> int:
 
 
 POSTGRES_VARIABLE = "DYNASTORE_POSTGRES"
+def open_database(location: Path | str | None) -> Database:
+    from dynastore.database import Database
+
+    return Database.open(location)
 
 
 def store_location(arguments: argparse.Namespace) -> Path | str | None:
@@ -309,14 +320,21 @@ def listen_url(host: str, port: int) -> str:
 
 
 async def serve_until_signalled(
-    database: Database, host: str, port: int, where: str, front: FrontProcess | None = None
+    database: Database,
+    host: str,
+    port: int,
+    where: str,
+    front: FrontProcess | None = None,
+    shared: bool = False,
 ) -> None:
     from dynastore.protocol.engine import EngineServer
     from dynastore.protocol.server import Server
 
     server: Server | EngineServer
     if front is None:
-        server = Server(database, host, port, group_commit=True)
+        # PostgreSQL: requests in greenlets, statements batched (ADR 0005);
+        # otherwise one at a time, with group commit (ADR 0002).
+        server = Server(database, host, port, group_commit=not shared, pipelined=shared)
     else:
         server = EngineServer(
             database, front.listening, front.process, front.link, front.handoff,

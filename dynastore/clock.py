@@ -56,5 +56,9 @@ def clock_offset(database: Database) -> float:
 
 
 def advance_clock(database: Database, seconds: float) -> float:
-    """Advance the database clock by ``seconds``; returns the new epoch time."""
-    return movable_clock(database).advance(seconds)
+    """Advance the database clock by ``seconds``; returns the new epoch time.
+    On a store several servers share, every server's clock moves with it."""
+    clock = movable_clock(database)
+    now = clock.advance(seconds)
+    database.share_clock_offset(clock.offset)
+    return now

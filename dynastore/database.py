@@ -13,6 +13,7 @@ process's copy of a catalogue other servers may change (docs/postgres.md).
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -64,6 +65,12 @@ GSI_OUTBOX_NAME = "_dynastore/gsi-outbox"
 (never a DynamoDB table name: those cannot contain '/')."""
 TRANSACTION_TOKENS_NAME = "_dynastore/transaction-tokens"
 """Storage name of the ClientRequestTokens of completed transactions."""
+JOBS_NAME = "_dynastore/jobs"
+"""Storage name of the background jobs' progress (a backfill's position, the
+TTL sweeper's cursors), so the server that takes a job over resumes it."""
+CLOCK_NAME = "_dynastore/clock"
+"""Catalogue name of the database clock's offset on a shared store (its
+metadata), so every server's clock moves together."""
 OUTBOX_PK = b"outbox"
 """Every outbox row is in this one partition, sorted by when it is due."""
 OUTBOX_BATCH_ROWS = limits.GSI_OUTBOX_BATCH_ROWS
@@ -100,6 +107,9 @@ def _pending_from_outbox(row: Row) -> PendingIndexWrite:
                              bytes.fromhex(sk), old_entry)
 
 
+CATALOGUE_WAIT_STEP_SECONDS = 0.0005
+CATALOGUE_WAIT_STEPS = 20_000
+"""A request waits at most 10 s for another one's catalogue reload."""
 POSTGRES_URL_SCHEMES = ("postgresql://", "postgres://")
 
 
@@ -148,12 +158,22 @@ class Database:
         """Storage id of the GSI outbox (created on first open)."""
         self.tokens_id = 0
         """Storage id of the ClientRequestTokens of completed transactions."""
+        self.jobs_id = 0
+        """Storage id of the background jobs' progress."""
+        self._clock_id = 0
         self._outbox_queued = 0
         """Outbox rows this process queued and has not seen applied (a bound,
         and on an exclusive store a way to skip reading an empty outbox)."""
         self.streams = StreamStore(self, [])
         """Every stream (issue 5): their descriptions; records and shards are in storage."""
         self._catalogue_version = 0
+        self._catalogue_lock = threading.Lock()
+        self.background_loop: Any = None
+        """The event loop a server runs background work on (a backfill started
+        by a request thread is scheduled there); None without a server."""
+        self.background_spawn: Any = None
+        """How a server runs a background step where its storage calls do not
+        block the loop (a greenlet, on a shared store); None: on the loop."""
         self._load_catalogue()
         # Dynastore's own storage tables are created here, outside any write's
         # transaction, so a rolled-back write can never take one back with it.
@@ -161,6 +181,8 @@ class Database:
             self.outbox_id = self.storage.create_table(GSI_OUTBOX_NAME, b"{}")
         if not self.tokens_id:
             self.tokens_id = self.storage.create_table(TRANSACTION_TOKENS_NAME, b"{}")
+        if not self.jobs_id:
+            self.jobs_id = self.storage.create_table(JOBS_NAME, b"{}")
         self._outbox_queued = 1  # whatever a previous run left is looked at once
 
     def _load_catalogue(self) -> None:
@@ -179,6 +201,11 @@ class Database:
                 self.outbox_id = record.table_id
             elif record.name == TRANSACTION_TOKENS_NAME:
                 self.tokens_id = record.table_id
+            elif record.name == JOBS_NAME:
+                self.jobs_id = record.table_id
+            elif record.name == CLOCK_NAME:
+                self._clock_id = record.table_id
+                self._set_clock_offset(float(orjson.loads(record.metadata).get("offset", 0.0)))
             else:
                 # The storage id is authoritative: metadata is written before it is known.
                 tables[record.name] = replace(
@@ -194,6 +221,41 @@ class Database:
         self.tables = tables
         self.streams = StreamStore(self, stream_records)
 
+    # --- the clock ------------------------------------------------------------------
+    def _set_clock_offset(self, offset: float) -> None:
+        from dynastore.clock import movable_clock
+
+        clock = movable_clock(self)
+        clock.offset = max(clock.offset, offset)  # the clock only moves forward
+
+    def share_clock_offset(self, offset: float) -> None:
+        """On a shared store, record the clock's new offset where every server
+        reads it (a catalogue change: the others reload it at once)."""
+        if self.storage.exclusive:
+            return
+        metadata = orjson.dumps({"offset": offset})
+        if not self._clock_id:
+            self._clock_id = self.storage.create_table(CLOCK_NAME, metadata)
+        else:
+            self.storage.update_table_metadata(self._clock_id, metadata)
+
+    # --- background jobs' progress ----------------------------------------------------
+    def job_position(self, name: str) -> tuple[int, bytes, bytes] | None:
+        """Where the job ``name`` stopped (a scan position), None: at the start."""
+        row = self.storage.get(self.jobs_id, name.encode(), b"")
+        if row is None:
+            return None
+        pk_hash, pk, sk = orjson.loads(row.item)
+        return int(pk_hash), bytes.fromhex(pk), bytes.fromhex(sk)
+
+    def job_position_change(self, name: str, position: tuple[int, bytes, bytes] | None) -> RowChange:
+        """The change that records (or, with None, forgets) the job's position."""
+        key = name.encode()
+        if position is None:
+            return RowChange(self.jobs_id, key, b"", None)
+        data = orjson.dumps([position[0], position[1].hex(), position[2].hex()])
+        return RowChange(self.jobs_id, key, b"", Row(partition_hash(key), key, b"", data, len(data)))
+
     def refresh_catalogue(self, check: bool = False) -> bool:
         """On a store other servers share, bring this process's copy of the
         catalogue up to date: at once when another server announced a change
@@ -204,12 +266,29 @@ class Database:
         storage = self.storage
         if storage.exclusive:
             return False
-        if not storage.catalogue_changed_elsewhere() and (
-            not check or storage.catalogue_version() == self._catalogue_version
-        ):
-            return False
-        self._load_catalogue()
+        # Requests in flight share the catalogue: one refreshes at a time, and
+        # the others wait for it. Never block on the lock: the one holding it
+        # may be a greenlet parked on this very thread (storage.pause parks).
+        if not self._catalogue_lock.acquire(blocking=False):
+            return self._wait_for_refresh()
+        try:
+            if not storage.catalogue_changed_elsewhere() and (
+                not check or storage.catalogue_version() == self._catalogue_version
+            ):
+                return False
+            self._load_catalogue()
+        finally:
+            self._catalogue_lock.release()
         return True
+
+    def _wait_for_refresh(self) -> bool:
+        """Another request is reloading the catalogue: wait until it is done
+        (it is current then); False if it takes implausibly long."""
+        for _ in range(CATALOGUE_WAIT_STEPS):
+            self.storage.pause(CATALOGUE_WAIT_STEP_SECONDS)
+            if not self._catalogue_lock.locked():
+                return True
+        return False
 
     @classmethod
     def open(cls, path: str | Path | None = None, **options: object) -> Database:

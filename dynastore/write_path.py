@@ -32,7 +32,6 @@ commits never conflict and ``decide`` runs once.
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -144,6 +143,14 @@ def write(
     attempts = limits.WRITE_CONFLICT_ATTEMPTS
     transaction = conflicts == TRANSACTION
     for attempt in range(1, attempts + 1):
+        if not transaction and attempt > limits.WRITE_OPTIMISTIC_ATTEMPTS and not storage.exclusive:
+            try:
+                return _write_locked(database, targets, decide)
+            except WriteConflict as conflict:
+                if conflict.by_transaction and conflicts == SINGLE_ITEM:
+                    raise TransactionConflictException() from None
+                _back_off(storage, attempt)
+                continue
         stored = _read(storage, targets)
         decisions = decide([None if entry is None else entry.row for entry in stored], conflicted)
         commit, written = _build(database, targets, stored, decisions, transaction)
@@ -157,22 +164,35 @@ def write(
                     conflicted = frozenset((min(conflict.position, len(targets) - 1),))
             elif conflicts == SINGLE_ITEM and (conflict.by_transaction or attempt == attempts):
                 raise TransactionConflictException() from None
-            _back_off(attempt)
+            _back_off(storage, attempt)
             continue
         return written
     raise TransactionConflictException()
 
 
-def _back_off(attempt: int) -> None:
+def _write_locked(database: Database, targets: Sequence[Target], decide: Decide) -> list[Written]:
+    """A write that kept losing its rows to others (a hot key): read them
+    locked, inside one transaction, and commit inside it, so it cannot lose
+    them again (it waits its turn; a lock wait is bounded by the store)."""
+    storage = database.storage
+    with storage.transaction():
+        stored = _read(storage, targets, lock=True)
+        decisions = decide([None if entry is None else entry.row for entry in stored], frozenset())
+        commit, written = _build(database, targets, stored, decisions, False)
+        storage.commit(commit)
+    return written
+
+
+def _back_off(storage: Any, attempt: int) -> None:
     """A short random pause before a retry, longer after each conflict, so
     servers that keep colliding on one hot key spread out."""
     if attempt > 1:
-        time.sleep(random.uniform(0, limits.WRITE_CONFLICT_BACKOFF_SECONDS * attempt))
+        storage.pause(random.uniform(0, limits.WRITE_CONFLICT_BACKOFF_SECONDS * attempt))
 
 
-def _read(storage: Any, targets: Sequence[Target]) -> list[Stored | None]:
+def _read(storage: Any, targets: Sequence[Target], lock: bool = False) -> list[Stored | None]:
     keys = [RowKey(t.table_id, t.pk, t.sk) for t in targets if t.reads_old]
-    found = iter(storage.read_for_write(keys) if keys else ())
+    found = iter(storage.read_for_write(keys, lock) if keys else ())
     return [next(found) if target.reads_old else None for target in targets]
 
 

@@ -26,6 +26,7 @@ from dynastore.errors import ValidationException
 from dynastore.expressions import Projection
 from dynastore.faults import transaction_touches
 from dynastore.ops.get_item import read_projection
+from dynastore.storage.base import RowKey
 from dynastore.types.attribute_value import validate_item
 
 if TYPE_CHECKING:
@@ -59,7 +60,13 @@ def handle(database: Database, request: dict[str, Any]) -> bytes:
         conflicting = database.faults.conflicting_actions(OPERATION, transaction_touches(elements))
         if conflicting:
             raise _conflict(len(gets), conflicting)
-    rows = [_read(database, get) for get in gets]
+    # One read of every item: one snapshot, so a transaction that committed
+    # meanwhile (on this server or another) is seen whole or not at all.
+    keys = []
+    for get in gets:
+        assert get.schema is not None
+        keys.append(RowKey(get.schema.table_id, *get.schema.encode_key(get.key)))
+    rows = [stored.row for stored in database.storage.read_for_write(keys)]
     body: dict[str, Any] = {"Responses": [_response(get, row) for get, row in zip(gets, rows, strict=True)]}
     mode = request.get("ReturnConsumedCapacity")
     if mode in ("TOTAL", "INDEXES"):
@@ -91,11 +98,6 @@ def _refuse_duplicates(gets: list[GetAction]) -> None:
         if identity in seen:
             raise ValidationException(transactions.MESSAGE_SAME_ITEM)
         seen.add(identity)
-
-
-def _read(database: Database, get: GetAction) -> Row | None:
-    assert get.schema is not None
-    return database.storage.get(get.schema.table_id, *get.schema.encode_key(get.key))
 
 
 def _response(get: GetAction, row: Row | None) -> dict[str, Any]:

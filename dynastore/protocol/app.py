@@ -34,6 +34,7 @@ from dynastore.faults import handle_admin as handle_faults_admin
 from dynastore.ops import ALL_OPERATIONS, dispatch
 from dynastore.protocol.authorization import check_credentials_present
 from dynastore.protocol.http import APPLICATION_JSON, JSON_1_0, TEXT_PLAIN, Reply
+from dynastore.storage.errors import StorageUnavailable
 from dynastore.streams_api import dispatch_streams
 from dynastore.streams_api.triggers import ADMIN_TRIGGERS_PATH, handle_admin_triggers
 from dynastore.throughput import (
@@ -191,6 +192,13 @@ class Application:
             payload = self.call(url, headers, body)
         except DynamoDBError as error:
             return (error.status, content_type, orjson.dumps(error.to_wire()), b"")
+        except StorageUnavailable as error:
+            # PostgreSQL restarting, a dropped connection: the request was not
+            # applied (or its outcome is unknown) and SDKs retry a 500; the
+            # next request reconnects.
+            logger.warning("%s answered InternalServerError: %s", headers.get(b"x-amz-target"), error)
+            internal = InternalServerError()
+            return (internal.status, content_type, orjson.dumps(internal.to_wire()), b"")
         except Exception:
             logger.exception("internal error while handling %s", headers.get(b"x-amz-target"))
             internal = InternalServerError()

@@ -40,7 +40,7 @@ import orjson
 from dynastore import limits
 from dynastore.errors import InternalServerError
 from dynastore.protocol.app import Application, RequestHandler
-from dynastore.protocol.group_commit import GroupCommit, run_request
+from dynastore.protocol.group_commit import GroupCommit, reply_to, run_request
 from dynastore.protocol.http import (
     JSON_1_0,
     LISTEN_BACKLOG,
@@ -48,7 +48,14 @@ from dynastore.protocol.http import (
     Reply,
     switch_reading,
 )
-from dynastore.protocol.link import HELLO, FrameReader, LinkError, ReadinessSpinner, reply_frame
+from dynastore.protocol.link import (
+    HELLO,
+    ORDINALS,
+    FrameReader,
+    LinkError,
+    ReadinessSpinner,
+    reply_frame,
+)
 from dynastore.protocol.server import Server
 
 if TYPE_CHECKING:
@@ -121,9 +128,27 @@ def start_front(log_level: str) -> tuple[subprocess.Popen[bytes], socket.socket,
     return process, link, handoff
 
 
+class _Answer:
+    """Where the reply to one of the front's requests goes (a group-commit
+    sink: the reply may be held until its group's COMMIT)."""
+
+    __slots__ = ("endpoint", "ordinal")
+
+    def __init__(self, endpoint: FrontEndpoint, ordinal: int) -> None:
+        self.endpoint = endpoint
+        self.ordinal = ordinal
+
+    def send(self, reply: Reply, keep_alive: bool) -> None:
+        self.endpoint.outgoing.extend(reply_frame(self.ordinal, reply))
+
+
 class FrontEndpoint(asyncio.Protocol):
     """The engine's end of the link: runs the front's requests in the order
-    they came, sends the replies in the same order.
+    they came, sends each reply with its request's ordinal.
+
+    Over PostgreSQL (``hub`` set: the store's batching, ADR 0005) each
+    request runs in a greenlet of its own and many are in flight at once;
+    a reply leaves as soon as its request is done.
 
     Requests wait in ``pending``. A run takes them for at most
     LINK_REPLY_FLUSH_SECONDS, then commits the group, writes the replies and,
@@ -142,7 +167,14 @@ class FrontEndpoint(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.spinner: ReadinessSpinner | None = None
         self.reader = FrameReader()
-        self.pending: deque[tuple[bytes, bytes, dict[bytes, bytes], bytes]] = deque()
+        self.hub: Any = None
+        """The store's batching when it is shared (set by EngineServer.start)."""
+        self.received = 0
+        """Requests the front has sent: the next one's ordinal."""
+        self.flush_scheduled = False
+        self.in_flight = 0
+        """Requests running in greenlets (a shared store)."""
+        self.pending: deque[tuple[int, bytes, bytes, dict[bytes, bytes], bytes]] = deque()
         self.run_scheduled = False
         self.writing_paused = False
         """The front is not reading replies: no request runs until it does."""
@@ -163,9 +195,6 @@ class FrontEndpoint(asyncio.Protocol):
         )
         self.spinner = ReadinessSpinner(transport.get_extra_info("socket").fileno())
 
-    def send(self, reply: Reply, keep_alive: bool) -> None:
-        """A reply is ready (the group-commit sink): queue it for this run's write."""
-        self.outgoing.extend(reply_frame(reply))
 
     def data_received(self, data: bytes) -> None:
         if self.spinner is not None:
@@ -187,7 +216,11 @@ class FrontEndpoint(asyncio.Protocol):
             logger.critical("the front sent a frame that is not a request; closing the link")
             self._close()
             return
-        self.pending.extend(messages)
+        ordinal = self.received
+        for message in messages:
+            self.pending.append((ordinal, *message))
+            ordinal = (ordinal + 1) % ORDINALS
+        self.received = ordinal
         if not self.run_scheduled:
             self._run()
         self._update_reading()
@@ -198,15 +231,18 @@ class FrontEndpoint(asyncio.Protocol):
         self.run_scheduled = False
         if self.writing_paused:
             return
+        if self.hub is not None:
+            self._start_pending()
+            return
         pending, group, handle = self.pending, self.group, self.handle
         clock = time.perf_counter
         stop_at = clock() + limits.LINK_REPLY_FLUSH_SECONDS
         while pending:
-            method, url, headers, body = pending.popleft()
+            ordinal, method, url, headers, body = pending.popleft()
             if self.failed:
-                self.send(STOPPED_AFTER_FAILURE, False)
+                _Answer(self, ordinal).send(STOPPED_AFTER_FAILURE, False)
             else:
-                run_request(group, handle, self, method, url, headers, body, True)
+                run_request(group, handle, _Answer(self, ordinal), method, url, headers, body, True)
             if clock() >= stop_at:
                 break
         group.commit()
@@ -220,6 +256,50 @@ class FrontEndpoint(asyncio.Protocol):
             self.spinner.started_waiting()
             self.spinner.spin()
 
+    def _start_pending(self) -> None:
+        """A shared store: start every pending request in a greenlet (at most
+        LINK_PENDING_REQUESTS_MAX in flight); each reply leaves when done."""
+        pending = self.pending
+        while pending and self.in_flight < limits.LINK_PENDING_REQUESTS_MAX:
+            ordinal, method, url, headers, body = pending.popleft()
+            if self.failed:
+                self._answered(ordinal, STOPPED_AFTER_FAILURE, counted=False)
+                continue
+            self.in_flight += 1
+            self.hub.spawn(self._runner(ordinal, method, url, headers, body))
+
+    def _runner(
+        self, ordinal: int, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes
+    ) -> Callable[[], None]:
+        handle = self.handle
+
+        def run() -> None:
+            try:
+                reply = reply_to(handle, method, url, headers, body)
+            except Exception:  # Application.handle answers errors itself; this is a bug
+                logger.exception("a request greenlet failed")
+                reply = STOPPED_AFTER_FAILURE
+            self._answered(ordinal, reply)
+
+        return run
+
+    def _answered(self, ordinal: int, reply: Reply, counted: bool = True) -> None:
+        self.outgoing.extend(reply_frame(ordinal, reply))
+        if counted:
+            self.in_flight -= 1
+        if not self.flush_scheduled:
+            self.flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush_answers)
+
+    def _flush_answers(self) -> None:
+        """Write the replies finished since the last write (one write for all
+        of a turn of the loop), then start what waited for a free place."""
+        self.flush_scheduled = False
+        self._flush()
+        if self.pending and not self.writing_paused:
+            self._start_pending()
+        self._update_reading()
+
     def _update_reading(self) -> None:
         """Stop reading the link while replies back up or too many requests
         wait (the front then stops reading its clients): every buffer bounded."""
@@ -229,7 +309,8 @@ class FrontEndpoint(asyncio.Protocol):
         self.reading_paused = switch_reading(
             transport,
             self.reading_paused,
-            self.writing_paused or len(self.pending) >= limits.LINK_PENDING_REQUESTS_MAX,
+            self.writing_paused
+            or len(self.pending) + self.in_flight >= limits.LINK_PENDING_REQUESTS_MAX,
         )
 
     def _flush(self) -> None:
@@ -321,6 +402,11 @@ class EngineServer:
         self.local.application = self.application
         endpoint = FrontEndpoint(self.application.handle, self.group)
         self.endpoint = endpoint
+        if not self.database.storage.exclusive:  # PostgreSQL: many requests at once (ADR 0005)
+            hub = self.database.storage.start_pipelining(loop)  # type: ignore[attr-defined]
+            endpoint.hub = self.local.hub = hub
+            self.database.background_loop = loop
+            self.database.background_spawn = hub.spawn
         # A lone client of the engine's own may be spun for while the front
         # has nothing waiting here (http.HttpConnection._maybe_spin).
         self.local.spin_after_reply = lambda: not endpoint.pending

@@ -46,6 +46,7 @@ from dynastore.protocol.http import (
 )
 from dynastore.protocol.link import (
     HELLO,
+    ORDINALS,
     FrameReader,
     LinkError,
     ReadinessSpinner,
@@ -70,8 +71,14 @@ class EngineLink:
         self.transport: SocketTransport | None = None
         self.spinner: ReadinessSpinner | None = None
         self.reader = FrameReader(decode_reply)
-        self.waiting: deque[tuple[HttpConnection, bool]] = deque()
-        """(connection, keep-alive) of each forwarded request, oldest first."""
+        self.sent = 0
+        """Requests forwarded so far: the next one's ordinal."""
+        self.waiting: dict[int, _Slot] = {}
+        """The forwarded requests not yet answered, by ordinal."""
+        self.in_order: dict[HttpConnection, deque[_Slot]] = {}
+        """Each connection's forwarded requests, oldest first: replies may
+        come back in another order (an engine over PostgreSQL), but leave
+        a connection in its requests' order."""
 
     def connection_made(self, transport: SocketTransport) -> None:
         self.transport = transport
@@ -90,7 +97,10 @@ class EngineLink:
         if self.transport is None:
             connection.send(ENGINE_GONE, False)
             return
-        self.waiting.append((connection, keep_alive))
+        slot = _Slot(connection, keep_alive)
+        self.waiting[self.sent] = slot
+        self.sent = (self.sent + 1) % ORDINALS
+        self.in_order.setdefault(connection, deque()).append(slot)
         # Written at once: while the engine is busy the requests queue in the
         # socket, and its next read takes them all.
         self.transport.writelines(frame(request))
@@ -110,9 +120,23 @@ class EngineLink:
             self.front.engine_lost()
             return
         waiting = self.waiting
-        for reply in replies:
-            connection, keep_alive = waiting.popleft()
-            connection.send(reply, keep_alive)
+        for ordinal, reply in replies:
+            slot = waiting.pop(ordinal, None)
+            if slot is None:
+                logger.critical("the engine answered a request it was not sent; stopping")
+                self.front.engine_lost()
+                return
+            slot.reply = reply
+            queue = self.in_order.get(slot.connection)
+            while queue and queue[0].reply is not None:
+                ready = queue.popleft()
+                ready.connection.send(ready.reply, ready.keep_alive)  # type: ignore[arg-type]
+            if queue is not None and not queue:
+                del self.in_order[slot.connection]
+
+    def forget(self, connection: HttpConnection) -> None:
+        """A closed connection's replies, when they come, go nowhere."""
+        self.in_order.pop(connection, None)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
@@ -123,6 +147,17 @@ class EngineLink:
 
     def resume_writing(self) -> None:
         self.front.resume_clients()
+
+
+class _Slot:
+    """A forwarded request: where its reply goes, once it has come."""
+
+    __slots__ = ("connection", "keep_alive", "reply")
+
+    def __init__(self, connection: HttpConnection, keep_alive: bool) -> None:
+        self.connection = connection
+        self.keep_alive = keep_alive
+        self.reply: Reply | None = None
 
 
 ENGINE_GONE: Reply = (503, b"text/plain", b"Service unavailable", b"")
@@ -192,6 +227,7 @@ class FrontServer(HttpListener):
 
     def connection_closed(self, connection: HttpConnection) -> None:
         super().connection_closed(connection)
+        self.link.forget(connection)
         if self.stopping and not self.connections and self.exit_status is None:
             self._all_answered()
 

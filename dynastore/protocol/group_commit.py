@@ -94,21 +94,22 @@ def run_request(
                 group.join()
             except Exception:
                 logger.exception("could not begin the group's transaction; answering 500")
-                sink.send(_internal_error((500, JSON_1_0, b"", b"")), keep_alive)
+                sink.send(internal_error((500, JSON_1_0, b"", b"")), keep_alive)
                 return
-            group.hold(sink, _reply(handle, method, url, headers, body), keep_alive)
+            group.hold(sink, reply_to(handle, method, url, headers, body), keep_alive)
             return
         group.commit()  # not an item operation: it runs after the open group commits
-    sink.send(_reply(handle, method, url, headers, body), keep_alive)
+    sink.send(reply_to(handle, method, url, headers, body), keep_alive)
 
 
-def _reply(
+def reply_to(
     handle: Callable[[bytes, bytes, dict[bytes, bytes], bytes], Reply],
     method: bytes,
     url: bytes,
     headers: dict[bytes, bytes],
     body: bytes,
 ) -> Reply:
+    """``handle``'s reply to one request (a HEAD reply loses its body)."""
     reply = handle(method, url, headers, body)
     if method == b"HEAD":  # the same head as GET, but a HEAD reply has no body
         return (reply[0], reply[1], b"", reply[3])
@@ -172,14 +173,14 @@ class GroupCommit:
                 len(held), error,
             )
             for sink, reply, _ in held:
-                sink.send(_internal_error(reply), False)
+                sink.send(internal_error(reply), False)
             self._on_failure(error)
             return
         for sink, reply, keep_alive in held:
             sink.send(reply, keep_alive)
 
 
-def _internal_error(reply: Reply) -> Reply:
+def internal_error(reply: Reply) -> Reply:
     """``reply`` replaced by InternalServerError, in the same content type."""
     error = InternalServerError()
     return (error.status, reply[1], orjson.dumps(error.to_wire()), b"")

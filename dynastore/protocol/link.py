@@ -4,14 +4,16 @@ One Unix stream socket (a socketpair made by the engine) carries frames both
 ways, each a 4-byte little-endian payload length and the payload:
 
     front -> engine   a request: marshal of (method, url, headers, body)
-    engine -> front   a reply: status (2 bytes), the lengths of the content
-                      type (2), body (4) and extra header lines (4), then
-                      those three byte strings; one per request, in the
-                      order the requests came
+    engine -> front   a reply: the request's ordinal (4 bytes: the n-th
+                      request the front sent since HELLO, counting from 0,
+                      modulo 2**32), its status (2), the lengths of the
+                      content type (2), body (4) and extra header lines (4),
+                      then those three byte strings; one per request
 
-The front's first frame is ``HELLO`` (marshal: it is listening); nothing
-else is ever sent out of turn, so a reply needs no id: the n-th reply answers
-the n-th request. ``marshal`` is the fastest serialiser of bytes, dicts and
+The front's first frame is ``HELLO`` (marshal: it is listening). Replies
+name their request because they may come back in another order: an engine
+over PostgreSQL runs many requests at once (ADR 0005); the front puts each
+connection's replies back in its requests' order. ``marshal`` is the fastest serialiser of bytes, dicts and
 tuples in CPython and is safe here because both ends are the same dynastore
 build in processes of one server (it must never read bytes from anywhere
 else). Replies have a layout of their own because their bodies are the big
@@ -30,13 +32,15 @@ from typing import Any
 
 from dynastore import limits
 
-HELLO = ("dynastore-front", 1)
-"""The front's first frame: it is up and listening (version 1 of this framing)."""
+HELLO = ("dynastore-front", 2)
+"""The front's first frame: it is up and listening (version 2 of this framing)."""
 
 FRAME_HEADER = struct.Struct("<I")
-REPLY_HEADER = struct.Struct("<HHII")
-"""A reply's status and the lengths of its content type, body and extra headers."""
-REPLY_FRAME_HEADER = struct.Struct("<IHHII")
+REPLY_HEADER = struct.Struct("<IHHII")
+"""A reply's request ordinal, status, and the lengths of its content type,
+body and extra headers."""
+ORDINALS = 1 << 32
+REPLY_FRAME_HEADER = struct.Struct("<IIHHII")
 """The frame's length, then REPLY_HEADER: packed in one step."""
 REPLY_HEADER_BYTES = REPLY_HEADER.size
 MAX_FRAME_BYTES = limits.REQUEST_BODY_MAX_BYTES + limits.HTTP_HEADER_MAX_BYTES + 65536
@@ -54,23 +58,25 @@ def frame(message: Any) -> tuple[bytes, bytes]:
     return FRAME_HEADER.pack(len(payload)), payload
 
 
-def reply_frame(reply: tuple[int, bytes, bytes, bytes]) -> tuple[bytes, bytes, bytes, bytes]:
-    """A reply as the pieces of its frame (the body is not copied)."""
+def reply_frame(ordinal: int, reply: tuple[int, bytes, bytes, bytes]) -> tuple[bytes, bytes, bytes, bytes]:
+    """The reply to request ``ordinal`` as the pieces of its frame (the body
+    is not copied)."""
     status, content_type, body, extra_headers = reply
     header = REPLY_FRAME_HEADER.pack(
         REPLY_HEADER_BYTES + len(content_type) + len(body) + len(extra_headers),
-        status, len(content_type), len(body), len(extra_headers),
+        ordinal % ORDINALS, status, len(content_type), len(body), len(extra_headers),
     )
     return header, content_type, body, extra_headers
 
 
-def decode_reply(payload: memoryview) -> tuple[int, bytes, bytes, bytes]:
-    status, type_length, body_length, extra_length = REPLY_HEADER.unpack_from(payload)
+def decode_reply(payload: memoryview) -> tuple[int, tuple[int, bytes, bytes, bytes]]:
+    """(ordinal, reply) of one reply frame's payload."""
+    ordinal, status, type_length, body_length, extra_length = REPLY_HEADER.unpack_from(payload)
     body_start = REPLY_HEADER_BYTES + type_length
     extra_start = body_start + body_length
     if extra_start + extra_length != len(payload):
         raise LinkError("a reply whose lengths do not add up")
-    return (
+    return ordinal, (
         status,
         bytes(payload[REPLY_HEADER_BYTES:body_start]),
         bytes(payload[body_start:extra_start]),

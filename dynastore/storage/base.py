@@ -42,6 +42,7 @@ Durability
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -260,10 +261,26 @@ class Storage(ABC):
         call (without waiting: a shared store polls its notifications)."""
         return False
 
+    def pause(self, seconds: float) -> None:
+        """Wait ``seconds`` before a retry (a shared store lets the server's
+        other requests run meanwhile)."""
+        time.sleep(seconds)
+
+    def hold_lock(self, name: str) -> bool:
+        """Take, or keep holding, the lock ``name`` that one server at a time
+        may hold: background work that must run once across servers (the TTL
+        sweeper, stream triggers, a backfill) runs only where it is held. It
+        goes when this process ends or loses its connection, so another
+        server takes the work over. Always True on an exclusive store."""
+        return True
+
     # --- the write path ---------------------------------------------------------
-    def read_for_write(self, keys: Sequence[RowKey]) -> list[Stored]:
+    def read_for_write(self, keys: Sequence[RowKey], lock: bool = False) -> list[Stored]:
         """The rows at ``keys`` (in one read where the store can), with what
-        a later ``commit`` needs to tell whether they changed."""
+        a later ``commit`` needs to tell whether they changed. With ``lock``
+        (inside ``transaction()``, on a shared store) the rows are also
+        locked until the transaction ends, so a commit inside it cannot lose
+        them to another writer."""
         return [Stored(self.get(*key)) for key in keys]
 
     def commit(self, commit: Commit) -> None:

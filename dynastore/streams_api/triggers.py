@@ -52,6 +52,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("dynastore.triggers")
 
 ADMIN_TRIGGERS_PATH = "/_dynastore/triggers"
+TRIGGERS_LOCK = "stream-triggers"
+"""The lock (Storage.hold_lock) of the one server that delivers."""
 TRIGGERS_PK = b"trigger"
 BATCH_SIZE_DEFAULT = limits.TRIGGER_BATCH_SIZE_DEFAULT
 BATCH_SIZE_MAX = limits.TRIGGER_BATCH_SIZE_MAX
@@ -99,11 +101,18 @@ class TriggerBook:
     def __init__(self, database: Database) -> None:
         self.database = database
         self.triggers: dict[str, Trigger] = {}
-        storage_id = database.streams.triggers_storage_id
+        self.reload()
+
+    def reload(self) -> None:
+        """The definitions and checkpoints as stored (on a shared store other
+        servers create and delete triggers too)."""
+        storage_id = self.database.streams.triggers_storage_id
+        triggers: dict[str, Trigger] = {}
         if storage_id is not None:
-            for row in database.storage.query(storage_id, TRIGGERS_PK, SortKeyRange()):
+            for row in self.database.storage.query(storage_id, TRIGGERS_PK, SortKeyRange()):
                 trigger = Trigger(**orjson.loads(row.item))
-                self.triggers[trigger.name] = trigger
+                triggers[trigger.name] = trigger
+        self.triggers = triggers
 
     def save(self, trigger: Trigger) -> None:
         storage = self.database.storage
@@ -252,12 +261,24 @@ class TriggerRunner:
 
     async def run(self) -> None:
         while True:
-            if await self.run_once() == 0:
+            try:
+                delivered = await self.run_once()
+            except Exception:  # the store unavailable (it comes back): the next round retries
+                logger.exception("stream trigger round failed")
+                delivered = 0
+            if delivered == 0:
                 await asyncio.sleep(self.poll_interval)
 
     async def run_once(self) -> int:
-        """One round; returns the number of batches delivered."""
-        book = trigger_book(self.database)
+        """One round; returns the number of batches delivered. Only the server
+        holding the triggers' lock delivers (each batch once across servers);
+        on a shared store it reads the definitions and checkpoints afresh."""
+        database = self.database
+        if not database.storage.hold_lock(TRIGGERS_LOCK):
+            return 0
+        book = trigger_book(database)
+        if not database.storage.exclusive:
+            book.reload()
         delivered = 0
         for trigger in list(book.triggers.values()):
             waiting = self._not_before.get(trigger.name)

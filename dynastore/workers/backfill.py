@@ -61,6 +61,9 @@ class Backfill:
         self.index_name = index_name
         self.storage_id = storage_id
         self.position: tuple[int, bytes, bytes] | None = None
+        self.resume = True
+        """Read the stored position before the next batch (a server may have
+        done part of the job before)."""
         self.done = False
 
     def _target(self) -> tuple[TableSchema, IndexDefinition] | None:
@@ -71,21 +74,34 @@ class Backfill:
             return None
         return schema, index
 
-    def step(self, batch_rows: int = BACKFILL_BATCH_ROWS) -> bool:
-        """Index the next batch; True once the backfill is finished (or moot)."""
+    @property
+    def job_name(self) -> str:
+        return f"backfill/{self.storage_id}"
+
+    def step(self, batch_rows: int = BACKFILL_BATCH_ROWS) -> bool | None:
+        """Index the next batch; True once the backfill is finished (or moot),
+        None while another server holds the job (try again later: if that
+        server dies, this one takes the job over where it stopped)."""
         target = self._target()
         if target is None:
             self._finish()
             return True
         schema, index = target
         storage = self.database.storage
+        if not storage.hold_lock(self.job_name):
+            self.resume = True
+            return None
+        if self.resume:  # the job was (or may have been) another server's: continue its work
+            self.position, self.resume = self.database.job_position(self.job_name), False
         rows = list(
             islice(storage.scan(schema.table_id, 0, HASH_SPACE, exclusive_start=self.position), batch_rows)
         )
-        _index_rows(storage, schema, index, [RowKey(schema.table_id, row.pk, row.sk) for row in rows])
-        if len(rows) == batch_rows:
-            last = rows[-1]
-            self.position = (last.pk_hash, last.pk, last.sk)
+        more = len(rows) == batch_rows
+        position = (rows[-1].pk_hash, rows[-1].pk, rows[-1].sk) if more else None
+        _index_rows(storage, schema, index, [RowKey(schema.table_id, row.pk, row.sk) for row in rows],
+                    self.database.job_position_change(self.job_name, position))
+        if more:
+            self.position = position
             if not index.backfilling:
                 self._set_state(schema, index, "CREATING", backfilling=True)
             return False
@@ -105,12 +121,15 @@ class Backfill:
         self.database.update_table(replace(schema, indexes=indexes))
 
 
-def _index_rows(storage: Storage, schema: TableSchema, index: IndexDefinition, keys: list[RowKey]) -> None:
+def _index_rows(
+    storage: Storage, schema: TableSchema, index: IndexDefinition, keys: list[RowKey], progress: RowChange
+) -> None:
     """Write the index entries of the items at ``keys``, from the items as
-    read now, in one commit conditional on none of them changing meanwhile
-    (on a shared store a write by another server makes this read again)."""
+    read now, with the job's new position (``progress``), in one commit
+    conditional on none of the items changing meanwhile (on a shared store a
+    write by another server makes this read again)."""
     for _ in range(limits.WRITE_CONFLICT_ATTEMPTS):
-        commit = Commit(generations={schema.table_id: schema.generation})
+        commit = Commit(changes=[progress], generations={schema.table_id: schema.generation})
         for key, stored in zip(keys, storage.read_for_write(keys), strict=True):
             commit.checks.append(RowCheck(*key, None if stored.row is None else stored.version))
             if stored.row is None:
@@ -138,28 +157,37 @@ def resume_backfills(database: Database, schema: TableSchema) -> None:
 
 
 def start_backfill(database: Database, table_name: str, index: IndexDefinition) -> Backfill:
-    """Begin indexing the existing items: on the running event loop when there
-    is one, else right away, batch after batch."""
+    """Begin indexing the existing items: in the server's background (a batch
+    at a time between requests, or on its request threads when it has them),
+    else right away, batch after batch."""
     job = Backfill(database, table_name, index.name, index.storage_id)
     _RUNNING[id(database), index.storage_id] = job
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        loop = None
+    loop = database.background_loop
     if loop is None:
-        while not job.step():
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+    if loop is None:
+        while job.step() is False:  # None: another server holds the job and does it
             pass
         return job
+    spawn = database.background_spawn
 
     def tick() -> None:
         try:
             finished = job.step()
         except Exception:  # the store unavailable, the catalogue changed: try again soon
             logger.exception("backfill of %s.%s failed a batch; retrying", job.table_name, job.index_name)
-            loop.call_later(BACKFILL_RETRY_SECONDS, tick)
-            return
-        if not finished:
-            loop.call_soon(tick)
+            finished = None
+        if finished is None:  # failed, or another server does this job now: try (to take it) later
+            schedule(BACKFILL_RETRY_SECONDS)
+        elif not finished:
+            schedule(0)
 
-    loop.call_soon(tick)
+    def schedule(delay: float) -> None:
+        run = tick if spawn is None else (lambda: spawn(tick))
+        loop.call_soon_threadsafe(loop.call_later, delay, run)
+
+    schedule(0)
     return job

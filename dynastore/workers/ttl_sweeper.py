@@ -48,9 +48,36 @@ SWEEP_ROWS_PER_ITEM = limits.TTL_SWEEP_ROWS_PER_ITEM
 STREAM_TRIM_ROWS_PER_ITEM = limits.TTL_SWEEP_STREAM_TRIM_ROWS_PER_ITEM
 """Stream records trimmed per pass: ``max_items * STREAM_TRIM_ROWS_PER_ITEM``."""
 
+SWEEPER_LOCK = "ttl-sweeper"
+"""The lock (Storage.hold_lock) of the one server that runs the passes."""
+CURSOR_JOB_PREFIX = "ttl/"
+"""Job names of the cursors kept in storage on a shared store (``ttl/<table id>``)."""
+
 Position = tuple[int, bytes, bytes]
 _cursors: weakref.WeakKeyDictionary[Database, dict[int, Position]] = weakref.WeakKeyDictionary()
 """Where the next pass resumes, per database and table storage id."""
+
+
+def load_cursors(database: Database) -> None:
+    """On a shared store, this server's cursors from the ones stored (the
+    previous sweeping server's progress)."""
+    if database.storage.exclusive:
+        return
+    cursors = _cursors.setdefault(database, {})
+    for schema in list(database.tables.values()):
+        if ttl.enabled_attribute(schema.extensions) is not None:
+            position = database.job_position(f"{CURSOR_JOB_PREFIX}{schema.table_id}")
+            if position is not None:
+                cursors[schema.table_id] = position
+
+
+def save_cursor(database: Database, table_id: int, position: Position | None) -> None:
+    """On a shared store, where a table's walk stopped, for whoever sweeps next."""
+    if database.storage.exclusive:
+        return
+    database.storage.commit(Commit(changes=[
+        database.job_position_change(f"{CURSOR_JOB_PREFIX}{table_id}", position)
+    ]))
 
 
 def sweep(database: Database, max_items: int = SWEEP_MAX_ITEMS) -> int:
@@ -148,6 +175,7 @@ def _expired_rows(
             if len(expired) >= max_items:
                 cursors[schema.table_id] = (row.pk_hash, row.pk, row.sk)
                 break
+    save_cursor(database, schema.table_id, cursors.get(schema.table_id))
     return expired
 
 
@@ -188,6 +216,7 @@ class SweeperSchedule:
         self.interval = interval
         self.max_items = max_items
         self._handle: asyncio.TimerHandle | asyncio.Handle | None = None
+        self._holding = False
 
     def start(self) -> SweeperSchedule:
         self._handle = self.loop.call_later(self.interval, self._tick)
@@ -199,9 +228,24 @@ class SweeperSchedule:
             self._handle = None
 
     def _tick(self) -> None:
+        spawn = self.database.background_spawn
+        if spawn is not None:  # a shared store: the pass parks instead of blocking the loop
+            spawn(self._pass)
+        else:
+            self._pass()
+
+    def _pass(self) -> None:
         deleted = 0
         try:
-            deleted = sweep(self.database, self.max_items)
+            # One server sweeps (and trims streams, forgets tokens) at a time:
+            # the one holding the sweeper's lock; another takes over if it goes.
+            if self.database.storage.hold_lock(SWEEPER_LOCK):
+                if not self._holding:
+                    load_cursors(self.database)  # continue where the previous holder stopped
+                    self._holding = True
+                deleted = sweep(self.database, self.max_items)
+            else:
+                self._holding = False
         except Exception:
             logger.exception("TTL sweep pass failed")
         if self._handle is None:

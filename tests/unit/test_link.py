@@ -23,7 +23,7 @@ def stream_of(*messages: object) -> bytes:
 
 
 def replies_stream(*replies: tuple[int, bytes, bytes, bytes]) -> bytes:
-    return b"".join(b"".join(reply_frame(reply)) for reply in replies)
+    return b"".join(b"".join(reply_frame(ordinal, reply)) for ordinal, reply in enumerate(replies))
 
 
 def test_messages_round_trip_whole() -> None:
@@ -43,11 +43,16 @@ def test_replies_round_trip_in_their_own_layout(chunk_size: int) -> None:
     received = []
     for start in range(0, len(data), chunk_size):
         received += reader.feed(data[start:start + chunk_size])
-    assert received == replies
+    assert received == list(enumerate(replies))
+
+
+def test_a_reply_names_its_request_even_past_two_to_the_32() -> None:
+    (ordinal, reply), = FrameReader(decode_reply).feed(b"".join(reply_frame((1 << 32) + 7, REPLY)))
+    assert (ordinal, reply) == (7, REPLY)
 
 
 def test_a_reply_whose_lengths_do_not_add_up_is_a_corrupt_stream() -> None:
-    header, content_type, body, extra = reply_frame(REPLY)
+    header, content_type, body, extra = reply_frame(0, REPLY)
     truncated = FRAME_HEADER.pack(len(header) - 4 + len(content_type) + len(body) - 1)
     payload = header[4:] + content_type + body[:-1]
     with pytest.raises(LinkError):

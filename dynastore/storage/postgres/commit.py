@@ -82,6 +82,9 @@ PLACEHOLDER = b""
 class Statement(NamedTuple):
     sql: str
     parameters: tuple[Any, ...]
+    order: Any = None
+    """Its place when several commits share one transaction (pipeline.py):
+    table checks first by table, then rows by key; None runs after those."""
 
 
 def _key(table_id: int, pk: bytes, sk: bytes) -> tuple[Any, ...]:
@@ -96,7 +99,7 @@ def _order(entry: tuple[int, RowChange | RowCheck]) -> tuple[int, int, bytes, by
 def statements(commit: Commit) -> tuple[list[Statement], list[Statement]]:
     """The commit's statements before its ``Sequenced`` part, and the
     placeholder removals that must come last."""
-    out = [Statement(CHECK_TABLE, (table_id, generation))
+    out = [Statement(CHECK_TABLE, (table_id, generation), (0, table_id))
            for table_id, generation in sorted(commit.generations.items())]
     by_transaction = commit.by_transaction
     conditional: list[tuple[int, RowChange | RowCheck]] = []
@@ -112,14 +115,15 @@ def statements(commit: Commit) -> tuple[list[Statement], list[Statement]]:
     cleanup: list[Statement] = []
     for position, entry in conditional:
         key = _key(entry.table_id, entry.pk, entry.sk)
+        order = (1, *key)
         if isinstance(entry, RowCheck):
             if entry.expected is ABSENT:
-                out.append(Statement(INSERT_IF_ABSENT, (*key, PLACEHOLDER, 0, False, position)))
+                out.append(Statement(INSERT_IF_ABSENT, (*key, PLACEHOLDER, 0, False, position), order))
                 cleanup.append(Statement(DELETE, key))
             else:
-                out.append(Statement(CHECK_UNCHANGED, (position, *key, str(entry.expected))))
+                out.append(Statement(CHECK_UNCHANGED, (position, *key, str(entry.expected)), order))
             continue
-        out.append(_conditional_change(entry, key, position, by_transaction))
+        out.append(_conditional_change(entry, key, position, by_transaction)._replace(order=order))
     out += [unconditional_change(change, by_transaction) for change in unconditional]
     return out, cleanup
 
@@ -135,6 +139,20 @@ def _conditional_change(
     if row is None:
         return Statement(DELETE_IF, (*key, version, position))
     return Statement(UPDATE_IF, (row.item, row.size, by_transaction, *key, version, position))
+
+
+def claims(statements: list[Statement]) -> dict[Any, int]:
+    """The rows a commit's statements expect something of (their order key)
+    and the change or check each is (its position, the last parameter of
+    every conditional statement but CHECK_UNCHANGED, whose first it is)."""
+    found: dict[Any, int] = {}
+    for statement in statements:
+        order = statement.order
+        if order is None or order[0] != 1:
+            continue
+        position = statement.parameters[0] if statement.sql is CHECK_UNCHANGED else statement.parameters[-1]
+        found[order] = int(position)
+    return found
 
 
 def unconditional_change(change: RowChange, by_transaction: bool = False) -> Statement:

@@ -22,12 +22,17 @@ retry) and the next one gets a fresh connection.
 from __future__ import annotations
 
 import logging
+import threading
+import time
+import weakref
+import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
-from types import TracebackType
+from types import SimpleNamespace, TracebackType
 from typing import Any
 
 import psycopg
+from greenlet import getcurrent, greenlet  # type: ignore[import-untyped]
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from dynastore.storage.base import (
@@ -46,6 +51,15 @@ from dynastore.storage.base import (
 )
 from dynastore.storage.errors import StorageError, StorageUnavailable
 from dynastore.storage.postgres import commit as commit_sql
+from dynastore.storage.postgres.pipeline import (
+    ALONE,
+    GROUPED,
+    READ,
+    Call,
+    Hub,
+    PipelineConnection,
+    StatementError,
+)
 from dynastore.storage.postgres.schema import ensure_schema
 from dynastore.storage.ranges import (
     MAX_CHUNK_ROWS,
@@ -61,8 +75,9 @@ logger = logging.getLogger("dynastore.storage")
 CONNECT_TIMEOUT_SECONDS = 10
 """How long opening a connection may take before the server is called unreachable."""
 POOL_MAX_CONNECTIONS = 4
-"""Connections one process may hold: the one serving requests, and spares
-while a broken one is being replaced."""
+"""Connections one process may hold by default (a server passes its thread
+count): the ones serving requests, and spares while a broken one is being
+replaced."""
 
 _ROW_COLUMNS = "pk_hash, pk, sk, item, size"
 _GET = (
@@ -87,15 +102,16 @@ _WRITER_OF = (
 )
 
 
-def _read_many_sql(count: int) -> str:
+def _read_many_sql(count: int, lock: bool) -> str:
     keys = ", ".join(["(%s, %s, %s, %s)"] * count)
+    locking = " ORDER BY table_id, pk_hash, pk, sk FOR UPDATE" if lock else ""
     return (
         f"SELECT table_id, {_STORED_COLUMNS} FROM dynastore_items"
-        f" WHERE (table_id, pk_hash, pk, sk) IN ({keys})"
+        f" WHERE (table_id, pk_hash, pk, sk) IN ({keys}){locking}"
     )
 
 
-_READ_MANY_SQL: dict[int, str] = {}
+_READ_MANY_SQL: dict[tuple[int, bool], str] = {}
 RETRYABLE_SQLSTATES = frozenset(("40001", "40P01", "55P03", "23505"))
 """Serialization failure, deadlock, lock timeout, unique violation: another
 transaction won a race; the write reads again (storage.base.WriteConflict)."""
@@ -105,6 +121,8 @@ TABLE_LOCK_CLASS = 1685679713
 """The first key of a table's advisory lock ("dyna"); the second is the
 table id modulo TABLE_LOCK_MODULUS (as dynastore_check_table computes it)."""
 TABLE_LOCK_MODULUS = 2147483647
+JOB_LOCK_CLASS = 1685679714
+"""The first key of the job locks (hold_lock); the second is a hash of the job's name."""
 LOCK_TIMEOUT_MS = 2000
 """The longest a statement waits for a row another transaction holds; then
 the write is retried like any conflict (nothing waits forever)."""
@@ -170,11 +188,19 @@ class PostgresStorage(Storage):
     exclusive = False
     first_generation = 1
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, max_connections: int = POOL_MAX_CONNECTIONS) -> None:
+        """``max_connections``: how many threads may use the store at once
+        (each uses a connection of its own while it does), plus spares."""
         self.url = url
         self.location = describe_location(url)
         self._writes = 0
-        self._depth = 0
+        self._contexts: weakref.WeakKeyDictionary[greenlet, _Context] = weakref.WeakKeyDictionary()
+        """Each thread's (or request greenlet's) connection and transaction depth."""
+        self.hub: Hub | None = None
+        """Set by a server (``start_pipelining``): request greenlets' statements
+        then go out in pipelined batches (pipeline.py) instead of blocking."""
+        self._taken: set[psycopg.Connection[Any]] = set()
+        self._taken_lock = threading.Lock()
         # One direct connection first: an unreachable server, a refused login
         # or a database of another schema version fails here, at once and in
         # the driver's own words, instead of in the pool's retries.
@@ -187,7 +213,7 @@ class PostgresStorage(Storage):
         self._pool = ConnectionPool(
             url,
             min_size=1,
-            max_size=POOL_MAX_CONNECTIONS,
+            max_size=max(2, max_connections),
             kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_SECONDS},
             configure=_configure,
             open=False,
@@ -195,7 +221,13 @@ class PostgresStorage(Storage):
             name="dynastore",
         )
         self._pool.open()
-        self._connection: psycopg.Connection[Any] | None = None
+        self._locks_connection: psycopg.Connection[Any] | None = None
+        """A connection of its own for the job locks (hold_lock), held while it lives."""
+        self._held_locks: set[str] = set()
+        self._locks_lock = threading.Lock()
+        self._loop: Any = None
+        self._notified = False
+        """A notification came (read as it arrives, when a server's loop watches the listener)."""
         self._listener: psycopg.Connection[Any] | None = None
         """The connection that LISTENs for catalogue changes of other servers
         (opened before the catalogue is first loaded, so no change is missed)."""
@@ -205,33 +237,102 @@ class PostgresStorage(Storage):
             self._listener = None  # polled later: a missing listener reads as a change
 
     # --- connections -------------------------------------------------------------
+    # Two ways to the database. A server's request greenlets go through the
+    # hub (pipeline.py): their statements are batched, and a transaction
+    # over several calls reserves a pipelined connection. Anything else (the
+    # embedded API, a thread, the event loop itself) blocks on a connection
+    # of its own from the pool, which it keeps: no pool round trip per call.
+    def start_pipelining(self, loop: Any) -> Hub:
+        """Batch the statements of request greenlets on ``loop`` (a server),
+        and read catalogue notifications as they come instead of polling."""
+        self.hub = Hub(self.url, loop, _configure)
+        self._loop = loop
+        self._watch_listener()
+        return self.hub
+
+    def _watch_listener(self) -> None:
+        listener = self._listener
+        if self._loop is not None and listener is not None and not listener.closed:
+            self._loop.add_reader(listener.pgconn.socket, self._listener_readable)
+
+    def _listener_readable(self) -> None:
+        """The listening connection has data: note any notification (a
+        request's check is then a flag, not a system call)."""
+        listener = self._listener
+        try:
+            if listener is None:
+                raise psycopg.OperationalError("no listener")
+            pgconn = listener.pgconn
+            pgconn.consume_input()
+            while pgconn.notifies() is not None:
+                self._notified = True
+        except psycopg.Error:
+            self._notified = True
+            self._close_listener()
+
+    def _context(self) -> _Context:
+        current = getcurrent()
+        context = self._contexts.get(current)
+        if context is None:
+            context = self._contexts[current] = _Context()
+        return context
+
+    @property
+    def _connection(self) -> psycopg.Connection[Any] | None:
+        return self._context().connection
+
+    @property
+    def _depth(self) -> int:
+        return self._context().depth
+
+    @_depth.setter
+    def _depth(self, depth: int) -> None:
+        self._context().depth = depth
+
+    def _pipelined(self) -> bool:
+        hub = self.hub
+        return hub is not None and hub.in_request()
+
     def _take(self) -> psycopg.Connection[Any]:
-        """The connection serving this process (taken from the pool when needed)."""
-        connection = self._connection
+        """This thread's blocking connection (taken from the pool when needed)."""
+        context = self._context()
+        connection = context.connection
         if connection is None or connection.closed:
             if connection is not None:
-                self._pool.putconn(connection)
+                self._give_back(connection)
             try:
                 connection = self._pool.getconn(timeout=CONNECT_TIMEOUT_SECONDS)
             except PoolTimeout as error:
                 raise StorageUnavailable(f"cannot connect to {self.location}") from error
-            self._connection = connection
+            context.connection = connection
+            with self._taken_lock:
+                self._taken.add(connection)
         return connection
+
+    def _give_back(self, connection: psycopg.Connection[Any]) -> None:
+        with self._taken_lock:
+            self._taken.discard(connection)
+        try:
+            self._pool.putconn(connection)
+        except Exception:  # the pool is closing
+            pass
 
     def _broken(self, error: psycopg.Error) -> StorageUnavailable:
         """The connection failed: hand it back (the pool replaces it) and
         report the request as unavailable."""
-        connection, self._connection = self._connection, None
-        self._depth = 0
+        context = self._context()
+        connection, context.connection = context.connection, None
+        context.depth = 0
         if connection is not None:
-            try:
-                self._pool.putconn(connection)
-            except Exception:  # the pool is closing
-                pass
+            self._give_back(connection)
         logger.warning("lost the connection to %s: %s", self.location, error)
         return StorageUnavailable(f"{self.location}: {error}")
 
-    def _execute(self, query: str, parameters: Any = None) -> psycopg.Cursor[Any]:
+    def _execute(self, query: str, parameters: Any = None) -> Any:
+        """One statement: its cursor (or, pipelined, its Outcome: the same
+        fetchone/fetchall/rowcount)."""
+        if self._pipelined():
+            return self._run_pipelined([(query, parameters or ())])[0]
         connection = self._take()
         try:
             return connection.cursor(binary=True).execute(query, parameters, prepare=True)
@@ -239,6 +340,30 @@ class PostgresStorage(Storage):
             if connection.closed or connection.broken:
                 raise self._broken(error) from error
             raise
+
+    def _run_pipelined(
+        self,
+        statements: list[tuple[str, Any]],
+        order: list[Any] | None = None,
+        claims: dict[Any, int] | None = None,
+    ) -> list[Any]:
+        """Statements of a request greenlet through the hub: a read on its own,
+        inside the greenlet's transaction on its reserved connection, or (with
+        ``order``) grouped with other requests' commits. A refused statement
+        raises ``ResultError`` (sqlstate and detail, like psycopg's errors)."""
+        hub = self.hub
+        assert hub is not None
+        reserved = self._context().reserved
+        if reserved is not None:
+            call = Call(statements, ALONE)
+        elif order is not None:
+            call = Call(statements, GROUPED, order, claims)
+        else:
+            call = Call(statements, READ)
+        try:
+            return hub.execute(call, reserved)
+        except StatementError as error:
+            raise ResultError(error) from None
 
     def _rows(self, query: str, parameters: Any) -> list[Row]:
         return [Row._make(found) for found in self._execute(query, parameters).fetchall()]
@@ -312,9 +437,13 @@ class PostgresStorage(Storage):
         microsecond when nothing came). A listener that broke is replaced,
         and since it may have missed a notification, that counts as a change."""
         listener = self._listener
+        if self._loop is not None and listener is not None and not listener.closed:
+            notified, self._notified = self._notified, False  # read by _listener_readable
+            return notified
         try:
             if listener is None or listener.closed:
                 self._listener = self._listen()
+                self._watch_listener()
                 return True
             pgconn = listener.pgconn
             pgconn.consume_input()
@@ -326,6 +455,38 @@ class PostgresStorage(Storage):
             self._close_listener()
             return True
 
+    def pause(self, seconds: float) -> None:
+        if self._pipelined():
+            assert self.hub is not None
+            self.hub.sleep(seconds)
+        else:
+            time.sleep(seconds)
+
+    def hold_lock(self, name: str) -> bool:
+        """A session-level advisory lock on the serving connection: PostgreSQL
+        drops it when the connection ends (the process died, or the
+        connection broke and was replaced, after which it is taken again)."""
+        with self._locks_lock:
+            connection = self._locks_connection
+            try:
+                if connection is None or connection.closed or connection.broken:
+                    connection = self._locks_connection = psycopg.connect(
+                        self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS
+                    )
+                    self._held_locks = set()
+                if name in self._held_locks:
+                    return True
+                found = connection.execute(
+                    "SELECT pg_try_advisory_lock(%s::integer, %s::integer)",
+                    (JOB_LOCK_CLASS, zlib.crc32(name.encode()) & 0x7FFFFFFF),
+                ).fetchone()
+            except psycopg.Error as error:
+                raise StorageUnavailable(f"{self.location}: {error}") from error
+            if found and found[0]:
+                self._held_locks.add(name)
+                return True
+            return False
+
     def _listen(self) -> psycopg.Connection[Any]:
         listener = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS)
         listener.execute(f"LISTEN {CATALOGUE_CHANNEL}")
@@ -334,6 +495,11 @@ class PostgresStorage(Storage):
     def _close_listener(self) -> None:
         listener, self._listener = self._listener, None
         if listener is not None:
+            if self._loop is not None:
+                try:
+                    self._loop.remove_reader(listener.pgconn.socket)
+                except (ValueError, OSError, psycopg.Error):
+                    pass
             try:
                 listener.close()
             except psycopg.Error:
@@ -438,18 +604,19 @@ class PostgresStorage(Storage):
         return int(found[0]), int(found[1])
 
     # --- the write path ------------------------------------------------------------
-    def read_for_write(self, keys: Sequence[RowKey]) -> list[Stored]:
+    def read_for_write(self, keys: Sequence[RowKey], lock: bool = False) -> list[Stored]:
         """The rows at ``keys`` with their versions (xmin), in one statement:
-        one snapshot, one round trip."""
+        one snapshot, one round trip (``lock``: FOR UPDATE, in key order)."""
         if not keys:
             return []
         if len(keys) == 1:
             table_id, pk, sk = keys[0]
-            found = self._execute(_READ_ONE_FOR_WRITE, (table_id, partition_hash(pk), pk, sk)).fetchone()
+            one = _READ_ONE_FOR_WRITE + (" FOR UPDATE" if lock else "")
+            found = self._execute(one, (table_id, partition_hash(pk), pk, sk)).fetchone()
             return [_stored(found)]
-        sql = _READ_MANY_SQL.get(len(keys))
+        sql = _READ_MANY_SQL.get((len(keys), lock))
         if sql is None:
-            sql = _READ_MANY_SQL.setdefault(len(keys), _read_many_sql(len(keys)))
+            sql = _READ_MANY_SQL.setdefault((len(keys), lock), _read_many_sql(len(keys), lock))
         parameters: list[Any] = []
         for table_id, pk, sk in keys:
             parameters += (table_id, partition_hash(pk), pk, sk)
@@ -464,7 +631,15 @@ class PostgresStorage(Storage):
         trip, two with a Sequenced part; inside an open ``transaction()``
         block the statements run in it."""
         statements, cleanup = commit_sql.statements(commit)
+        if not statements and not commit.sequenced:
+            return  # nothing to write, nothing to check
         self._writes += 1
+        if self._pipelined():
+            try:
+                self._commit_through_hub(commit, statements, cleanup)
+            except ResultError as error:
+                raise self._commit_failed(None, commit, error) from None
+            return
         connection = self._take()
         try:
             if self._depth > 0:
@@ -475,6 +650,47 @@ class PostgresStorage(Storage):
                 self._commit_sequenced(connection, commit, statements, cleanup)
         except psycopg.Error as error:
             raise self._commit_failed(connection, commit, error) from error
+
+    def _commit_through_hub(
+        self, commit: Commit, statements: list[commit_sql.Statement], cleanup: list[commit_sql.Statement]
+    ) -> None:
+        """A request greenlet's commit: grouped with the other requests' in
+        the next batch (one round trip, one WAL flush for all); inside the
+        greenlet's transaction when it has one; with a Sequenced part, on a
+        reserved connection over two round trips."""
+        context = self._context()
+        if context.reserved is None and not commit.sequenced:
+            everything = statements + cleanup
+            self._run_pipelined([statement[:2] for statement in everything],
+                                order=[statement.order for statement in everything],
+                                claims=commit_sql.claims(statements))
+            return
+        reserving = context.reserved is None
+        if reserving:
+            assert self.hub is not None
+            context.reserved = self.hub.reserve()
+        try:
+            begin = [("BEGIN", ())] if reserving else []
+            heads = sorted(commit.sequenced, key=lambda sequenced: (sequenced.head.table_id, sequenced.head.pk))
+            locks = [statement[:2] for sequenced in heads for statement in commit_sql.head_statements(sequenced.head)]
+            outcomes = self._run_pipelined(begin + [statement[:2] for statement in statements] + locks)
+            built: list[tuple[str, Any]] = []
+            for position, sequenced in enumerate(heads):
+                found = outcomes[len(outcomes) - len(locks) + 2 * position + 1].fetchone()
+                changes = sequenced.build(commit_sql.head_row(found))
+                built += [statement[:2] for statement in commit_sql.built_changes(sequenced.head, changes, commit.by_transaction)]
+            end = [("COMMIT", ())] if reserving else []
+            self._run_pipelined(built + [statement[:2] for statement in cleanup] + end)
+        except BaseException:
+            if reserving and context.reserved is not None and not context.reserved.broken:
+                try:
+                    self._run_pipelined([("ROLLBACK", ())])
+                except (ResultError, StorageUnavailable):
+                    pass
+            raise
+        finally:
+            if reserving:
+                self._release_reserved(context)
 
     def _commit_pipelined(self, connection: psycopg.Connection[Any], statements: list[Any]) -> None:
         """Statements between two Syncs run as one implicit transaction: one round trip."""
@@ -534,10 +750,13 @@ class PostgresStorage(Storage):
         for statement in cleanup:
             cursor.execute(statement.sql, statement.parameters, prepare=True)
 
-    def _commit_failed(self, connection: psycopg.Connection[Any], commit: Commit, error: psycopg.Error) -> Exception:
+    def _commit_failed(
+        self, connection: psycopg.Connection[Any] | None, commit: Commit, error: psycopg.Error | ResultError
+    ) -> Exception:
         """The exception a failed commit is: a conflict, a changed catalogue,
         or the store being unavailable."""
-        if connection.closed or connection.broken:
+        if connection is not None and (connection.closed or connection.broken):
+            assert isinstance(error, psycopg.Error)
             return self._broken(error)
         state = error.sqlstate
         if state == commit_sql.CATALOGUE_CHANGED_SQLSTATE:
@@ -564,10 +783,23 @@ class PostgresStorage(Storage):
     def transaction(self) -> AbstractContextManager[None]:
         return _TransactionBlock(self)
 
+    def _release_reserved(self, context: _Context) -> None:
+        reserved, context.reserved = context.reserved, None
+        if reserved is not None and self.hub is not None:
+            self.hub.release(reserved)
+
     def close(self) -> None:
+        if self.hub is not None:
+            self.hub.close()
+            self.hub = None
         self._close_listener()
-        connection, self._connection = self._connection, None
-        if connection is not None:
+        with self._locks_lock:
+            if self._locks_connection is not None:
+                self._locks_connection.close()
+                self._locks_connection = None
+        with self._taken_lock:
+            taken, self._taken = list(self._taken), set()
+        for connection in taken:
             try:
                 self._pool.putconn(connection)
             except Exception:
@@ -587,8 +819,32 @@ def _stored(found: tuple[Any, ...] | None) -> Stored:
     return Stored(Row._make(found[:5]), int(found[5]), bool(found[6]))
 
 
+class _Context:
+    """A thread's or request greenlet's place in the store."""
+
+    __slots__ = ("connection", "reserved", "depth")
+
+    def __init__(self) -> None:
+        self.connection: psycopg.Connection[Any] | None = None
+        self.reserved: PipelineConnection | None = None
+        """A request greenlet's connection while it is inside a transaction."""
+        self.depth = 0
+
+
+class ResultError(Exception):
+    """A statement refused on the pipelined path, shaped as psycopg's errors
+    (``sqlstate``, ``diag.message_detail``) so both paths map it alike."""
+
+    def __init__(self, error: StatementError) -> None:
+        super().__init__(str(error))
+        self.sqlstate = error.sqlstate
+        self.diag = SimpleNamespace(message_detail=error.detail)
+        self.statement = error.statement
+
+
 class _TransactionBlock:
-    """BEGIN/COMMIT for the outermost block, a savepoint for a nested one."""
+    """BEGIN/COMMIT for the outermost block, a savepoint for a nested one (a
+    request greenlet holds a reserved connection for the whole block)."""
 
     __slots__ = ("_storage", "_depth")
 
@@ -598,10 +854,18 @@ class _TransactionBlock:
 
     def __enter__(self) -> None:
         storage = self._storage
-        depth = storage._depth
-        storage._execute("BEGIN" if depth == 0 else f"SAVEPOINT nested_{depth}")
+        context = storage._context()
+        depth = context.depth
+        if depth == 0 and storage._pipelined():
+            assert storage.hub is not None
+            context.reserved = storage.hub.reserve()
+        try:
+            storage._execute("BEGIN" if depth == 0 else f"SAVEPOINT nested_{depth}")
+        except BaseException:
+            storage._release_reserved(context)
+            raise
         self._depth = depth
-        storage._depth = depth + 1
+        context.depth = depth + 1
 
     def __exit__(
         self,
@@ -610,20 +874,25 @@ class _TransactionBlock:
         traceback: TracebackType | None,
     ) -> None:
         storage = self._storage
+        context = storage._context()
         depth = self._depth
-        if storage._depth == 0:
+        if context.depth == 0:
             return  # the connection broke inside the block: nothing left to end
-        storage._depth = depth
-        if exception_type is None:
-            storage._execute("COMMIT" if depth == 0 else f"RELEASE nested_{depth}")
-            return
-        if isinstance(exception, StorageUnavailable):
-            return
+        context.depth = depth
         try:
+            if exception_type is None:
+                storage._execute("COMMIT" if depth == 0 else f"RELEASE nested_{depth}")
+                return
+            if isinstance(exception, StorageUnavailable):
+                return
+            try:
+                if depth == 0:
+                    storage._execute("ROLLBACK")
+                else:
+                    storage._execute(f"ROLLBACK TO nested_{depth}")
+                    storage._execute(f"RELEASE nested_{depth}")
+            except StorageUnavailable:
+                pass
+        finally:
             if depth == 0:
-                storage._execute("ROLLBACK")
-            else:
-                storage._execute(f"ROLLBACK TO nested_{depth}")
-                storage._execute(f"RELEASE nested_{depth}")
-        except StorageUnavailable:
-            pass
+                storage._release_reserved(context)
