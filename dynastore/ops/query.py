@@ -229,13 +229,17 @@ def read_plan(
 
 
 def respond(
+    storage: Storage,
     schema: TableSchema,
     request: dict[str, Any],
     plan: ReadPlan,
     rows: Any,
     index: IndexDefinition | None = None,
 ) -> bytes:
-    page = read_page(rows, plan)
+    """Read one page from ``rows`` (a lazy iterator of storage rows: its
+    reads happen here, inside one snapshot of the store) and answer it."""
+    with storage.snapshot(request.get("Limit")):
+        page = read_page(rows, plan)
     return response_bytes(
         page,
         count_only=plan.count_only,
@@ -299,7 +303,7 @@ def handle(database: Database, request: dict[str, Any]) -> bytes:
         exclusive_start_sk=start_sk,
         expected_rows=request.get("Limit"),
     )
-    return respond(schema, request, read_plan(schema, request, expressions, select), rows)
+    return respond(database.storage, schema, request, read_plan(schema, request, expressions, select), rows)
 
 
 def _table(
@@ -617,7 +621,7 @@ def _query_index(
     )
     if fetch:
         rows = TableFetch(database.storage, schema, rows)
-    return respond(schema, request, plan, rows, index)
+    return respond(database.storage, schema, request, plan, rows, index)
 
 
 def _index_view(schema: TableSchema, index: IndexDefinition) -> TableSchema:

@@ -145,7 +145,7 @@ def handle(database: Database, request: dict[str, Any]) -> bytes:
     check_key_paths(schema, expressions)
     start = _start_position(schema, start_key, segment, total_segments, low, high)
     rows = database.storage.scan(schema.table_id, low, high, exclusive_start=start)
-    return respond(schema, request, read_plan(schema, request, expressions, select), rows)
+    return respond(database.storage, schema, request, read_plan(schema, request, expressions, select), rows)
 
 
 def _scan_index(
@@ -178,4 +178,4 @@ def _scan_index(
     rows: Any = database.storage.scan(index.storage_id, low, high, exclusive_start=start)
     if fetch:
         rows = TableFetch(database.storage, schema, rows)
-    return respond(schema, request, plan, rows, index)
+    return respond(database.storage, schema, request, plan, rows, index)

@@ -45,7 +45,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -260,6 +260,14 @@ class Storage(ABC):
         """Whether another server announced a catalogue change since the last
         call (without waiting: a shared store polls its notifications)."""
         return False
+
+    def snapshot(self, expected_rows: int | None = None) -> AbstractContextManager[None]:
+        """Reads inside see one snapshot of the store: a Query or Scan page
+        is one consistent view, even read in several chunks. An exclusive
+        store runs one operation at a time: every read is one view already.
+        ``expected_rows``: how many rows the reads expect (a Limit): a page
+        of one chunk needs no snapshot of its own."""
+        return nullcontext()
 
     def pause(self, seconds: float) -> None:
         """Wait ``seconds`` before a retry (a shared store lets the server's

@@ -559,7 +559,12 @@ class Hub:
             self.reserve_waiters.append(getcurrent())
             self.main.switch()
 
-    def release(self, connection: PipelineConnection) -> None:
+    def release(self, connection: PipelineConnection,
+                trailing: Sequence[tuple[str, Sequence[Any]]] | None = None) -> None:
+        """Give a reserved connection back; ``trailing`` statements (a read
+        snapshot's COMMIT) go out on it first, their results not waited for."""
+        if trailing and not connection.broken:
+            connection.send([Call(trailing, ALONE)])
         if connection.broken:
             self.reserved_opened -= 1
         else:

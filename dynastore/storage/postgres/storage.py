@@ -27,7 +27,7 @@ import time
 import weakref
 import zlib
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from types import SimpleNamespace, TracebackType
 from typing import Any
 
@@ -62,6 +62,7 @@ from dynastore.storage.postgres.pipeline import (
 )
 from dynastore.storage.postgres.schema import ensure_schema
 from dynastore.storage.ranges import (
+    FIRST_CHUNK_ROWS,
     MAX_CHUNK_ROWS,
     Bound,
     first_chunk_rows,
@@ -158,6 +159,7 @@ _QUERY_SQL = {
     for upper in (None, "<", "<=")
 }
 
+SNAPSHOT_BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 FIRST_SCAN_CHUNK_ROWS = 256
 """A Scan's first read: larger than SQLite's (each read is a round trip here)."""
 
@@ -341,6 +343,40 @@ class PostgresStorage(Storage):
                 raise self._broken(error) from error
             raise
 
+    @contextmanager
+    def snapshot(self, expected_rows: int | None = None) -> Iterator[None]:
+        """A page's reads in one REPEATABLE READ, READ ONLY transaction (one
+        snapshot), unless its Limit fits in the first chunk (one statement is
+        one snapshot already). A request greenlet reserves a connection: its
+        BEGIN goes out with the first read, its COMMIT with the connection's
+        next call (no round trip of their own)."""
+        context = self._context()
+        if (expected_rows is not None and expected_rows <= FIRST_CHUNK_ROWS) or context.depth > 0:
+            yield
+            return
+        pipelined = self._pipelined()
+        if pipelined:
+            assert self.hub is not None
+            context.reserved = self.hub.reserve()
+            context.begin = SNAPSHOT_BEGIN
+        else:
+            self._execute(SNAPSHOT_BEGIN)
+        context.depth = 1
+        try:
+            yield
+        finally:
+            context.depth = 0
+            if pipelined:
+                reserved, context.reserved = context.reserved, None
+                began, context.begin = context.begin is None, None
+                if reserved is not None and self.hub is not None:
+                    self.hub.release(reserved, trailing=[("COMMIT", ())] if began else None)
+            else:
+                try:
+                    self._execute("COMMIT")
+                except (StorageUnavailable, psycopg.Error):
+                    pass
+
     def _run_pipelined(
         self,
         statements: list[tuple[str, Any]],
@@ -353,8 +389,16 @@ class PostgresStorage(Storage):
         raises ``ResultError`` (sqlstate and detail, like psycopg's errors)."""
         hub = self.hub
         assert hub is not None
-        reserved = self._context().reserved
+        context = self._context()
+        reserved = context.reserved
         if reserved is not None:
+            begin = context.begin
+            if begin is not None:  # a snapshot's BEGIN, sent with its first read
+                context.begin = None
+                try:
+                    return hub.execute(Call([(begin, ()), *statements], ALONE), reserved)[1:]
+                except StatementError as error:
+                    raise ResultError(error) from None
             call = Call(statements, ALONE)
         elif order is not None:
             call = Call(statements, GROUPED, order, claims)
@@ -822,13 +866,15 @@ def _stored(found: tuple[Any, ...] | None) -> Stored:
 class _Context:
     """A thread's or request greenlet's place in the store."""
 
-    __slots__ = ("connection", "reserved", "depth")
+    __slots__ = ("connection", "reserved", "depth", "begin")
 
     def __init__(self) -> None:
         self.connection: psycopg.Connection[Any] | None = None
         self.reserved: PipelineConnection | None = None
         """A request greenlet's connection while it is inside a transaction."""
         self.depth = 0
+        self.begin: str | None = None
+        """A snapshot's BEGIN not sent yet (it goes with the first read)."""
 
 
 class ResultError(Exception):
