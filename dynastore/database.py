@@ -388,8 +388,8 @@ class Database:
     def item_collection_size(self, schema: TableSchema, pk: bytes) -> int:
         """Bytes of one partition-key value across the table and its LSIs."""
         total = sum(row.size for row in self.storage.query(schema.table_id, pk, SortKeyRange()))
-        local_pk = index_engine.escape(pk) + index_engine.TERMINATOR
         for index in schema.local_indexes:
+            local_pk = pk if index.item_partition else index_engine.escape(pk) + index_engine.TERMINATOR
             rows = self.storage.query(index.storage_id, local_pk, SortKeyRange())
             total += sum(row.size for row in rows)
         return total

@@ -245,6 +245,7 @@ def index_definition(
         write_capacity_units=write,
         on_demand_max_read_units=on_demand.get("MaxReadRequestUnits"),
         on_demand_max_write_units=on_demand.get("MaxWriteRequestUnits"),
+        item_partition=kind == "LOCAL",
     )
 
 

@@ -79,9 +79,22 @@ def _components(attributes: tuple[KeyAttribute, ...], item: Item) -> bytes | Non
     return b"".join(parts)
 
 
+def entry_partition(index: IndexDefinition, item: Item) -> bytes | None:
+    """The storage partition key of ``item``'s entries in ``index``: the
+    concatenated key parts, or for an LSI created by this version the
+    item's own partition key bytes (co-located with the item)."""
+    if index.item_partition:
+        (attribute,) = index.partition_keys
+        value = item.get(attribute.name)
+        if value is None or attribute.type not in value or value[attribute.type] == "":
+            return None
+        return encode_attribute(attribute.type, value)
+    return _components(index.partition_keys, item)
+
+
 def entry_key(schema: TableSchema, index: IndexDefinition, item: Item) -> tuple[bytes, bytes] | None:
     """(pk, sk) of ``item``'s entry in ``index``, None when the item is not in it."""
-    pk = _components(index.partition_keys, item)
+    pk = entry_partition(index, item)
     if pk is None:
         return None
     sort = _components(index.sort_keys, item)
@@ -285,6 +298,10 @@ def index_sort_range(
 
 
 def index_partition(index: IndexDefinition, values: tuple[Item, ...]) -> bytes:
+    """The storage partition a Query on ``index`` reads (see entry_partition)."""
+    if index.item_partition:
+        (attribute,), (value,) = index.partition_keys, values
+        return encode_attribute(attribute.type, value)
     return b"".join(
         encode_component(attribute.type, value)
         for attribute, value in zip(index.partition_keys, values, strict=True)

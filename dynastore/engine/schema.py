@@ -50,6 +50,12 @@ class IndexDefinition:
     last_increase_time: float | None = None
     last_decrease_time: float | None = None
     decreases_today: int = 0
+    item_partition: bool = False
+    """The index's entries are stored under the item's own partition key
+    bytes (an LSI created by this version): an item and its LSI entries
+    then hash alike, so a hash-distributed store (Citus) keeps them on one
+    shard. LSIs of older data directories keep their entries' original
+    partition encoding (False)."""
 
     @property
     def is_global(self) -> bool:

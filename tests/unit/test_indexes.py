@@ -223,3 +223,55 @@ def test_gsi_lag_applies_in_the_end_and_never_goes_stale() -> None:
     assert indexed() == [("a", "y")]
     outbox = list(database.storage.scan(database.outbox_id, 0, 1 << 32))
     assert outbox == []
+
+
+def test_lsi_entries_share_their_items_partition_and_old_lsis_keep_theirs(tmp_path: Path) -> None:
+    """An LSI created now stores its entries under the item's own partition
+    key bytes, so an item and its LSI entries hash alike (one shard on a
+    hash-distributed store); an LSI from an older data directory (no
+    ``item_partition`` in its metadata) keeps the delimited encoding, and
+    both read back."""
+    from dataclasses import replace
+
+    from dynastore.types.keys import partition_hash
+
+    database = Database.open(tmp_path)
+    call(database, "CreateTable", TableName="tbl", BillingMode="PAY_PER_REQUEST",
+         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+         AttributeDefinitions=[{"AttributeName": name, "AttributeType": "S"} for name in ("pk", "sk", "g")],
+         LocalSecondaryIndexes=[{
+             "IndexName": "by-g", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                                                 {"AttributeName": "g", "KeyType": "RANGE"}],
+             "Projection": {"ProjectionType": "ALL"},
+         }])
+    schema = database.tables["tbl"]
+    (lsi,) = schema.local_indexes
+    assert lsi.item_partition
+    item = {"pk": {"S": "a"}, "sk": {"S": "1"}, "g": {"S": "x"}}
+    item_pk, _ = schema.encode_key(item)
+    entry = indexes.entry_key(schema, lsi, item)
+    assert entry is not None and entry[0] == item_pk
+    assert partition_hash(entry[0]) == partition_hash(item_pk)
+    assert indexes.index_partition(lsi, ({"S": "a"},)) == item_pk
+    legacy = replace(lsi, item_partition=False)
+    old_entry = indexes.entry_key(schema, legacy, item)
+    assert old_entry is not None and old_entry[0] != item_pk
+    assert indexes.index_partition(legacy, ({"S": "a"},)) == old_entry[0]
+    # Both layouts answer a Query on the index.
+    call(database, "PutItem", TableName="tbl", Item=item)
+    found = call(database, "Query", TableName="tbl", IndexName="by-g",
+                 KeyConditionExpression="pk = :a", ExpressionAttributeValues={":a": {"S": "a"}})
+    assert found["Count"] == 1
+    raw = orjson.loads(schema.to_metadata())
+    for index in raw["indexes"]:
+        index.pop("item_partition")
+    database.storage.update_table_metadata(schema.table_id, orjson.dumps(raw))
+    database.storage.delete(lsi.storage_id, *entry)
+    database.storage.put(lsi.storage_id, indexes.entry_row(schema, legacy, item))  # type: ignore[arg-type]
+    database.close()
+    reopened = Database.open(tmp_path)
+    assert not reopened.tables["tbl"].local_indexes[0].item_partition
+    found = call(reopened, "Query", TableName="tbl", IndexName="by-g",
+                 KeyConditionExpression="pk = :a", ExpressionAttributeValues={":a": {"S": "a"}})
+    assert found["Items"] == [item]
+    reopened.close()
