@@ -32,8 +32,9 @@ import asyncio
 import logging
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 import orjson
@@ -41,6 +42,7 @@ import orjson
 from dynastore import limits
 from dynastore.engine import streams
 from dynastore.storage.base import Row, SortKeyRange
+from dynastore.storage.errors import StorageUnavailable
 from dynastore.streams_api.store import TRIGGERS_STORAGE_NAME
 from dynastore.types.keys import partition_hash
 
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
     from dynastore.streams_api.store import StreamLog
 
 logger = logging.getLogger("dynastore.triggers")
+T = TypeVar("T")
 
 ADMIN_TRIGGERS_PATH = "/_dynastore/triggers"
 TRIGGERS_LOCK = "stream-triggers"
@@ -263,7 +266,10 @@ class TriggerRunner:
         while True:
             try:
                 delivered = await self.run_once()
-            except Exception:  # the store unavailable (it comes back): the next round retries
+            except StorageUnavailable as error:  # PostgreSQL restarting: the next round retries
+                logger.warning("stream trigger round skipped: %s", error)
+                delivered = 0
+            except Exception:  # a bug: logged, and the next round retries
                 logger.exception("stream trigger round failed")
                 delivered = 0
             if delivered == 0:
@@ -278,13 +284,13 @@ class TriggerRunner:
             return 0
         book = trigger_book(database)
         if not database.storage.exclusive:
-            book.reload()
+            await self._store(book.reload)
         delivered = 0
         for trigger in list(book.triggers.values()):
             waiting = self._not_before.get(trigger.name)
             if waiting is not None and waiting[0] > time.monotonic():
                 continue
-            rows = book.next_batch(trigger)
+            rows = await self._store(book.next_batch, trigger)
             if rows:
                 delivered += await self._deliver(book, trigger, rows)
         return delivered
@@ -307,14 +313,36 @@ class TriggerRunner:
             if trigger.max_retries < 0 or attempts <= trigger.max_retries:
                 delay = min(self.retry_delay * 2 ** (attempts - 1), RETRY_DELAY_MAX_SECONDS)
                 self._not_before[trigger.name] = (time.monotonic() + delay, attempts)
-                book.save(trigger)
+                await self._store(book.save, trigger)
                 return 0
             trigger.skipped_batches += 1
             logger.warning("trigger %s skipped %d records after %d attempts", trigger.name, len(rows), attempts)
         self._not_before.pop(trigger.name, None)
         trigger.after = rows[-1].sk.decode()
-        book.save(trigger)
+        await self._store(book.save, trigger)
         return 1
+
+    async def _store(self, step: Callable[..., T], *arguments: Any) -> T:
+        """Run a step that uses the store: on a server over PostgreSQL in a
+        greenlet of its own (it parks on its reads; the event loop never
+        blocks on the database), elsewhere right here."""
+        spawn = self.database.background_spawn
+        if spawn is None:
+            return step(*arguments)
+        done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+
+        def run() -> None:
+            try:
+                result = step(*arguments)
+            except BaseException as error:  # delivered to the awaiting round
+                if not done.done():
+                    done.set_exception(error)
+                return
+            if not done.done():
+                done.set_result(result)
+
+        spawn(run)
+        return await done
 
 
 def handle_admin_triggers(

@@ -39,6 +39,7 @@ from dynastore.storage.base import (
     Storage,
     WriteConflict,
 )
+from dynastore.storage.errors import StorageUnavailable
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -177,7 +178,10 @@ def start_backfill(database: Database, table_name: str, index: IndexDefinition) 
     def tick() -> None:
         try:
             finished = job.step()
-        except Exception:  # the store unavailable, the catalogue changed: try again soon
+        except StorageUnavailable as error:
+            logger.warning("backfill of %s.%s waits for the store: %s", job.table_name, job.index_name, error)
+            finished = None
+        except Exception:  # the catalogue changed, a bug: try again soon
             logger.exception("backfill of %s.%s failed a batch; retrying", job.table_name, job.index_name)
             finished = None
         if finished is None:  # failed, or another server does this job now: try (to take it) later

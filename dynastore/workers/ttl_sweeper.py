@@ -30,6 +30,7 @@ import orjson
 from dynastore import limits
 from dynastore.engine import ttl
 from dynastore.storage.base import HASH_SPACE, Commit, Row, RowChange, RowKey, WriteConflict
+from dynastore.storage.errors import StorageUnavailable
 from dynastore.write_path import DELETE, RETRY_ALL, Decision, InvalidChange, item_target, write
 
 if TYPE_CHECKING:
@@ -246,6 +247,9 @@ class SweeperSchedule:
                 deleted = sweep(self.database, self.max_items)
             else:
                 self._holding = False
+        except StorageUnavailable as error:  # PostgreSQL restarting: the next pass tries again
+            logger.warning("TTL sweep pass skipped: %s", error)
+            self._holding = False
         except Exception:
             logger.exception("TTL sweep pass failed")
         if self._handle is None:

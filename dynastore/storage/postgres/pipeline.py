@@ -38,7 +38,9 @@ in binary, decoded by column type.
 from __future__ import annotations
 
 import logging
+import os
 import re
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -59,6 +61,8 @@ ALONE = "alone"
 on a reserved connection, inside whatever transaction that connection has open."""
 
 MAX_CALLS_PER_BATCH = limits.POSTGRES_BATCH_MAX_CALLS
+CALL_TIMEOUT_SECONDS = limits.POSTGRES_CALL_TIMEOUT_SECONDS
+WATCHDOG_INTERVAL_SECONDS = 1.0
 
 _OK = (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
 _INT8, _INT4, _INT2, _BOOL, _BYTEA, _TEXT, _OID, _XID = 20, 23, 21, 16, 17, 25, 26, 28
@@ -187,13 +191,19 @@ class PipelineConnection:
         self.loop = loop
         self.on_idle = on_idle
         self.requeue = requeue
-        self.socket = self.pgconn.socket
+        # The loop watches a duplicate of libpq's descriptor, ours to close:
+        # libpq closes its own the moment it sees the connection die, and a
+        # new connection may get the same number at once; a loop still
+        # watching that number would then never see the new one's data.
+        self.socket = os.dup(self.pgconn.socket)
         self.prepared: dict[str, bytes] = {}
         self.expected: deque[Any] = deque()
         """What each result still to come belongs to, in order: (call, index),
         a prepare, or _SYNC markers closing a segment."""
         self.segments: deque[list[Call]] = deque()
         """The calls of each segment in flight, one list per Sync."""
+        self.sent_at: deque[float] = deque()
+        """When each segment in flight was sent (monotonic seconds)."""
         self.broken = False
         self.writing = False
         loop.add_reader(self.socket, self._readable)
@@ -237,6 +247,11 @@ class PipelineConnection:
         self.pgconn.pipeline_sync()
         self.expected.append(_SYNC)
         self.segments.append(calls)
+        self.sent_at.append(time.monotonic())
+
+    def overdue(self, now: float, limit_seconds: float) -> bool:
+        """Its oldest segment has waited longer than anything should."""
+        return bool(self.sent_at) and now - self.sent_at[0] > limit_seconds
 
     def send(self, calls: list[Call]) -> None:
         """Send one batch: the reads together in one segment (one snapshot:
@@ -297,27 +312,37 @@ class PipelineConnection:
         try:
             pgconn.consume_input()
             while self.expected and not pgconn.is_busy():
-                self._take(pgconn.get_result())
+                if not self._take(pgconn.get_result()):
+                    break  # nothing more has come yet
+            if pgconn.status != pq.ConnStatus.OK:
+                raise psycopg.OperationalError(pgconn.get_error_message() or "connection lost")
         except psycopg.OperationalError as error:
             self._fail(error)
 
-    def _take(self, result: pq.abc.PGresult | None) -> None:
+    def _take(self, result: pq.abc.PGresult | None) -> bool:
+        """Account for one result; False when there was none to take."""
         head = self.expected[0]
         if head is _SYNC:
-            if result is None:  # the NULL that ends the previous command: already counted
-                return
+            if result is None:  # no Sync yet (a connection on its way out sends none)
+                return False
             self.expected.popleft()
+            self.sent_at.popleft()
             self._finish_segment(self.segments.popleft())
-            return
+            return True
         if result is None:
             self.expected.popleft()  # this command's results are complete
-            return
+            return True
+        if result.status == pq.ExecStatus.FATAL_ERROR:
+            state = (result.error_field(pq.DiagnosticField.SQLSTATE) or b"").decode()
+            if state[:2] in ("08", "57"):  # connection exception, operator intervention
+                self._fail(psycopg.OperationalError(result.get_error_message() or state))
+                return False
         if isinstance(head, str):  # a prepare
             if result.status not in _OK:  # refused, or skipped after an error: prepare it again
                 self.prepared.pop(head, None)
                 if result.status == pq.ExecStatus.FATAL_ERROR:
                     logger.error("PostgreSQL refused a statement: %s", result.error_message)
-            return
+            return True
         call, index = head
         status = result.status
         if status in _OK:
@@ -326,6 +351,7 @@ class PipelineConnection:
             call.error = StatementError.of(result, index)
         elif status == pq.ExecStatus.PIPELINE_ABORTED and call.error is None:
             call.error = _Aborted()
+        return True
 
     def _finish_segment(self, calls: list[Call]) -> None:
         """A Sync came back: wake its calls. In a failed segment of several
@@ -360,19 +386,27 @@ class PipelineConnection:
         unavailable = StorageUnavailable(f"PostgreSQL connection lost: {' '.join(str(error).split())}")
         segments, self.segments = self.segments, deque()
         self.expected.clear()
+        self.sent_at.clear()
         for calls in segments:
             for call in calls:
                 call.error = unavailable
                 _resume(call)
         self.on_idle(self)
 
+    def fail_overdue(self) -> None:
+        self._fail(TimeoutError(f"no answer from PostgreSQL in {CALL_TIMEOUT_SECONDS:g} s"))
+
     def close(self) -> None:
+        if self.socket < 0:
+            return
         try:
             self.loop.remove_reader(self.socket)
             if self.writing:
                 self.loop.remove_writer(self.socket)
         except (ValueError, OSError):
             pass
+        os.close(self.socket)
+        self.socket = -1
         try:
             self.connection.close()
         except psycopg.Error:
@@ -416,6 +450,23 @@ class Hub:
         self.reserved_opened = 0
         self.reserve_waiters: deque[greenlet] = deque()
         self.closed = False
+        self.busy: set[PipelineConnection] = set()
+        """Connections with calls in flight (watched: nothing waits forever)."""
+        self._watchdog = loop.call_later(WATCHDOG_INTERVAL_SECONDS, self._watch)
+
+    def _watch(self) -> None:
+        """A call unanswered past CALL_TIMEOUT_SECONDS (a connection that died
+        without a word, a network partition) fails its connection: its calls
+        get StorageUnavailable, and the connection is replaced."""
+        now = time.monotonic()
+        for connection in list(self.busy):
+            if connection.broken or not connection.busy:
+                self.busy.discard(connection)
+            elif connection.overdue(now, CALL_TIMEOUT_SECONDS):
+                self.busy.discard(connection)
+                connection.fail_overdue()
+        if not self.closed:
+            self._watchdog = self.loop.call_later(WATCHDOG_INTERVAL_SECONDS, self._watch)
 
     def in_request(self) -> bool:
         """True in a greenlet the hub can park (not the event loop's own)."""
@@ -449,6 +500,7 @@ class Hub:
             if connection.broken:
                 raise StorageUnavailable("PostgreSQL connection lost")
             connection.send([call])
+            self.busy.add(connection)
         else:
             self.pending.append(call)
             self._schedule_flush()
@@ -471,6 +523,7 @@ class Hub:
             batch = self._batch()
             if batch:
                 connection.send(batch)
+                self.busy.add(connection)
             else:
                 self._returned(connection)
 
@@ -575,6 +628,7 @@ class Hub:
 
     def close(self) -> None:
         self.closed = True
+        self._watchdog.cancel()
         self._fail_pending(StorageUnavailable("the server is stopping"))
         for connection in [*self.idle, *self.reserved_free]:
             connection.close()

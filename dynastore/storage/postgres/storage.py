@@ -22,6 +22,7 @@ retry) and the next one gets a fresh connection.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 import weakref
@@ -228,6 +229,7 @@ class PostgresStorage(Storage):
         self._held_locks: set[str] = set()
         self._locks_lock = threading.Lock()
         self._loop: Any = None
+        self._listener_socket = -1
         self._notified = False
         """A notification came (read as it arrives, when a server's loop watches the listener)."""
         self._listener: psycopg.Connection[Any] | None = None
@@ -255,7 +257,9 @@ class PostgresStorage(Storage):
     def _watch_listener(self) -> None:
         listener = self._listener
         if self._loop is not None and listener is not None and not listener.closed:
-            self._loop.add_reader(listener.pgconn.socket, self._listener_readable)
+            # A duplicate descriptor, ours to close (see PipelineConnection).
+            self._listener_socket = os.dup(listener.pgconn.socket)
+            self._loop.add_reader(self._listener_socket, self._listener_readable)
 
     def _listener_readable(self) -> None:
         """The listening connection has data: note any notification (a
@@ -538,12 +542,15 @@ class PostgresStorage(Storage):
 
     def _close_listener(self) -> None:
         listener, self._listener = self._listener, None
-        if listener is not None:
+        if self._listener_socket >= 0:
             if self._loop is not None:
                 try:
-                    self._loop.remove_reader(listener.pgconn.socket)
-                except (ValueError, OSError, psycopg.Error):
+                    self._loop.remove_reader(self._listener_socket)
+                except (ValueError, OSError):
                     pass
+            os.close(self._listener_socket)
+            self._listener_socket = -1
+        if listener is not None:
             try:
                 listener.close()
             except psycopg.Error:
