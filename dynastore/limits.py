@@ -145,6 +145,7 @@ WRITE_CONFLICT_BACKOFF_SECONDS = 0.0005  # write_path.py: the random pause befor
 POSTGRES_PIPELINE_CONNECTIONS = 2  # storage/postgres/pipeline.py: connections a server's batches go out on
 POSTGRES_RESERVED_CONNECTIONS = 16  # storage/postgres/pipeline.py: transactions over several round trips at once
 POSTGRES_BATCH_MAX_CALLS = 256  # storage/postgres/pipeline.py: calls in one pipelined batch
+POSTGRES_MIN_EXTRA_BATCH_CALLS = 8  # storage/postgres/pipeline.py: calls a second batch waits for while one is out
 POSTGRES_CALL_TIMEOUT_SECONDS = 30.0  # storage/postgres/pipeline.py: a statement unanswered this long fails its connection
 CONTRIBUTOR_INSIGHTS_MAX_RESULTS = 100  # ops/list_contributor_insights.py
 CONSOLE_PROXY_BODY_MAX_BYTES = 16 * 1024 * 1024  # console/app.py

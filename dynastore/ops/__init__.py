@@ -105,7 +105,7 @@ def dispatch(database: Database, operation: str, request: dict[str, Any]) -> dic
     database.faults.armed and database.faults.before(operation, request)  # docs/faults.md
     if not database.storage.exclusive:  # other servers change the catalogue too
         database.refresh_catalogue(check=operation in CATALOGUE_OPERATIONS)
-        handler = _on_the_current_catalogue(handler)
+        handler = _CURRENT.get(handler) or _CURRENT.setdefault(handler, _on_the_current_catalogue(handler))
     if database.throughput is not None:  # docs/throughput.md: off unless asked for
         result: dict[str, Any] | bytes = database.throughput.run(operation, handler, request)
         return result
@@ -122,6 +122,8 @@ CATALOGUE_OPERATIONS = frozenset((
 they check first that this server's copy is current (one query), so a
 table another server created, changed or deleted is described as it is."""
 CATALOGUE_ATTEMPTS = 3
+_CURRENT: dict[Handler, Handler] = {}
+"""Each operation's handler wrapped by _on_the_current_catalogue (made once)."""
 
 
 def _on_the_current_catalogue(handler: Handler) -> Handler:

@@ -63,27 +63,50 @@ on a reserved connection, inside whatever transaction that connection has open."
 MAX_CALLS_PER_BATCH = limits.POSTGRES_BATCH_MAX_CALLS
 CALL_TIMEOUT_SECONDS = limits.POSTGRES_CALL_TIMEOUT_SECONDS
 WATCHDOG_INTERVAL_SECONDS = 1.0
+MIN_EXTRA_BATCH_CALLS = limits.POSTGRES_MIN_EXTRA_BATCH_CALLS
 
 _OK = (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
 _INT8, _INT4, _INT2, _BOOL, _BYTEA, _TEXT, _OID, _XID = 20, 23, 21, 16, 17, 25, 26, 28
 _PLACEHOLDER = re.compile(r"%s")
 
 
+def _signed(raw: bytes) -> int:
+    return int.from_bytes(raw, "big", signed=True)
+
+
+def _unsigned(raw: bytes) -> int:
+    return int.from_bytes(raw, "big")
+
+
+def _boolean(raw: bytes) -> bool:
+    return raw == b"\x01"
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode()
+
+
+_DECODERS: dict[int, Callable[[bytes], Any]] = {
+    _INT8: _signed, _INT4: _signed, _INT2: _signed, _OID: _unsigned, _XID: _unsigned,
+    _BOOL: _boolean, _BYTEA: bytes,
+}
+"""Binary results by column type; anything else is text."""
+
+
 def _decoder(type_oid: int) -> Callable[[bytes], Any]:
-    if type_oid in (_INT8, _INT4, _INT2, _OID, _XID):
-        return lambda raw: int.from_bytes(raw, "big", signed=type_oid not in (_OID, _XID))
-    if type_oid == _BOOL:
-        return lambda raw: raw == b"\x01"
-    if type_oid == _BYTEA:
-        return bytes
-    return lambda raw: raw.decode()
+    return _DECODERS.get(type_oid, _text)
 
 
 def _encode(value: Any) -> tuple[bytes | None, int]:
     """A parameter as libpq takes it: (bytes, format), bytea binary, the rest text."""
+    kind = type(value)
+    if kind is bytes:
+        return value, 1
+    if kind is int or kind is str:
+        return str(value).encode(), 0
     if value is None:
         return None, 0
-    if isinstance(value, bytes | bytearray | memoryview):
+    if isinstance(value, bytearray | memoryview):
         return bytes(value), 1
     if isinstance(value, bool):
         return (b"t" if value else b"f"), 0
@@ -111,13 +134,13 @@ def _outcome(result: pq.abc.PGresult) -> Outcome:
     rows: list[tuple[Any, ...]] = []
     count = result.ntuples
     if count:
-        decoders = [_decoder(result.ftype(column)) for column in range(result.nfields)]
+        decoders = [(column, _DECODERS.get(result.ftype(column), _text)) for column in range(result.nfields)]
         get = result.get_value
         for row in range(count):
-            rows.append(tuple(
+            rows.append(tuple([
                 None if (raw := get(row, column)) is None else decode(raw)
-                for column, decode in enumerate(decoders)
-            ))
+                for column, decode in decoders
+            ]))
     status = result.command_status or b""
     tail = status.rsplit(b" ", 1)[-1]
     return Outcome(rows, int(tail) if tail.isdigit() else count)
@@ -168,6 +191,10 @@ class Call:
 
 
 _SYNC = object()
+SHARED_CHECK = 0
+"""The first element of the order key of a statement every commit of a group
+may share (commit.CHECK_TABLE): identical ones run once per group."""
+_NO_ROWS = Outcome([], 0)
 
 
 class PipelineConnection:
@@ -234,13 +261,10 @@ class PipelineConnection:
     def _send_statement(self, call: Call, index: int) -> None:
         sql, parameters = call.statements[index]
         name = self._statement_name(sql)
-        values = []
-        formats = []
-        for value in parameters:
-            encoded, text_or_binary = _encode(value)
-            values.append(encoded)
-            formats.append(text_or_binary)
-        self.pgconn.send_query_prepared(name, values, formats, result_format=1)
+        encoded = [_encode(value) for value in parameters]
+        self.pgconn.send_query_prepared(
+            name, [value for value, _ in encoded], [form for _, form in encoded], result_format=1
+        )
         self.expected.append((call, index))
 
     def _sync(self, calls: list[Call]) -> None:
@@ -283,7 +307,18 @@ class PipelineConnection:
                     grouped.append((key, len(grouped), call, index))
         if grouped or unordered:
             grouped.sort(key=lambda entry: (entry[0], entry[1]))
-            for _, _, call, index in grouped:
+            shared: set[tuple[str, tuple[Any, ...]]] = set()
+            for key, _, call, index in grouped:
+                if key[0] == SHARED_CHECK:
+                    # The same check for several commits of the group (their
+                    # table's generation) runs once: in one transaction the
+                    # first one holds for all of them.
+                    statement = call.statements[index]
+                    identity = (statement[0], tuple(statement[1]))
+                    if identity in shared:
+                        call.outcomes[index] = _NO_ROWS
+                        continue
+                    shared.add(identity)
                 self._send_statement(call, index)
             for call, index in unordered:
                 self._send_statement(call, index)
@@ -450,6 +485,8 @@ class Hub:
         self.reserved_opened = 0
         self.reserve_waiters: deque[greenlet] = deque()
         self.closed = False
+        self.batching: set[PipelineConnection] = set()
+        """The batch connections with a batch out."""
         self.busy: set[PipelineConnection] = set()
         """Connections with calls in flight (watched: nothing waits forever)."""
         self._watchdog = loop.call_later(WATCHDOG_INTERVAL_SECONDS, self._watch)
@@ -517,6 +554,11 @@ class Hub:
     def _flush(self) -> None:
         self.flush_scheduled = False
         while self.pending:
+            if self.batching and len(self.pending) < MIN_EXTRA_BATCH_CALLS:
+                # A batch is out already: these few wait for it and go with
+                # the calls that come meanwhile (a batch costs two system
+                # calls whatever its size; a second small one buys little).
+                return
             connection = self._idle_connection()
             if connection is None:
                 return  # all busy: the next one to finish flushes again
@@ -524,6 +566,7 @@ class Hub:
             if batch:
                 connection.send(batch)
                 self.busy.add(connection)
+                self.batching.add(connection)
             else:
                 self._returned(connection)
 
@@ -578,6 +621,7 @@ class Hub:
             self._schedule_flush()
 
     def _returned(self, connection: PipelineConnection) -> None:
+        self.batching.discard(connection)
         if connection.broken:
             self.opened -= 1
         elif connection not in self.idle:
