@@ -664,9 +664,19 @@ def test_a_read_of_several_keys_touches_only_their_partitions(
     with recorded() as sent:
         store.read_for_write([RowKey(tables.item, pk, b"") for pk in pks])
     (entry,) = planned(sent)
-    assert entry.sql == storage_sql._read_many_sql(3, False)
+    assert entry.sql == storage_sql._read_many_sql(3)
     touched = explain(connection, entry.sql, entry.parameters).partitions()
     assert touched == sorted(partition_of(connection, partition_hash(pk)) for pk in pks)
+    # Locked (a transaction that kept losing its rows): one statement a key,
+    # in the global key order, each on its key's partition.
+    with recorded() as sent, store.transaction():
+        found = store.read_for_write([RowKey(tables.item, pk, b"") for pk in pks], lock=True)
+    assert [stored.row.pk for stored in found if stored.row] == pks
+    locked = planned(sent)
+    assert [entry.sql for entry in locked] == [storage_sql._READ_ONE_FOR_WRITE + " FOR UPDATE"] * 3
+    assert [entry.parameters[1] for entry in locked] == sorted(partition_hash(pk) for pk in pks)
+    for entry in locked:
+        assert_one_partition(connection, entry.sql, entry.parameters, entry.parameters[1])
 
 
 def test_a_scan_segment_reads_a_hash_range(store: PostgresStorage, connection: Connection, tables: Tables) -> None:
