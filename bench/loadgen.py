@@ -7,12 +7,20 @@ Design goals: the client must not be the bottleneck.
     (closed loop: concurrency == --connections);
   * every request is pre-serialized (headers + body bytes) before the clock starts; the
     put workload splices fixed-width keys into a pre-serialized template;
-  * optional --workers W forks W client processes that split the connections.
+  * optional --workers W forks W client processes that split the connections;
+  * several --url endpoints (servers sharing one database): the connections are spread over
+    them round-robin (connection i to endpoint i mod n); table creation and preload go to
+    the first. The requests are serialized once, for the first endpoint; a connection to
+    another one swaps the request line and Host header, a slice and a concatenation.
 Servers that answer "Connection: close" (e.g. Werkzeug/moto) are handled by reconnecting;
 the connect time is then part of the request latency, as it would be for a real client.
 
 Each request carries a static SigV4-style Authorization header and X-Amz-Date; the
 signature is not valid (nothing here verifies signatures).
+
+--server-pid (repeatable, or a comma list) sums the CPU and RSS of those pids' process trees;
+--db-pid reports a database's process tree (e.g. PostgreSQL's postmaster) apart, as
+db_cpu_pct and db_pss_mb, and leaves it out of other_cpu_pct.
 
 Prints a human summary followed by ONE JSON line (the last line of stdout).
 Every run is bounded: it stops after --duration seconds (default 10) or after --requests
@@ -278,10 +286,12 @@ class Conn(asyncio.Protocol):
     """One client connection slot. On 'Connection: close' a successor Conn takes over."""
 
     __slots__ = ("eng", "tr", "buf", "chunks", "have", "need", "req", "t0", "n", "vc",
-                 "dead", "done", "inflight", "closing", "eof_body")
+                 "dead", "done", "inflight", "closing", "eof_body", "ep", "fix")
 
-    def __init__(self, eng: Engine):
+    def __init__(self, eng: Engine, ep=None):
         self.eng = eng
+        self.ep = ep if ep is not None else eng.endpoints[0]
+        self.fix = self.ep[2]  # None, or (length of the first endpoint's prefix, this one's)
         self.tr = None
         self.buf = b""
         self.chunks = []
@@ -421,8 +431,10 @@ class Conn(asyncio.Protocol):
         if req is None:
             self.finish()
             return
+        if self.fix is not None:
+            req = self.fix[1] + req[self.fix[0]:]
         if self.closing or self.tr is None:
-            c = Conn(eng)
+            c = Conn(eng, self.ep)
             c.req = req
             c.n = self.n
             c.vc = self.vc
@@ -447,10 +459,13 @@ class Conn(asyncio.Protocol):
 
 class Engine:
     def __init__(self, loop, host, port, connections, next_req, *, remaining=None,
-                 hook=None, verify_every=0, verifier=None):
+                 hook=None, verify_every=0, verifier=None, endpoints=None, first_index=0):
+        """endpoints: [(host, port, fix)], connection i (counting from first_index) to
+        endpoint i mod n; fix rewrites the request prefix (see endpoint_list). Without
+        endpoints, every connection goes to host:port."""
         self.loop = loop
-        self.host = host
-        self.port = port
+        self.endpoints = endpoints or [(host, port, None)]
+        self.first_index = first_index
         self.nconns = connections
         self.next_req = next_req
         self.remaining = remaining
@@ -508,7 +523,7 @@ class Engine:
         delay = 0.02
         while True:
             try:
-                await self.loop.create_connection(lambda: c, self.host, self.port)
+                await self.loop.create_connection(lambda: c, c.ep[0], c.ep[1])
                 return True
             except OSError as e:
                 self.connect_errors += 1
@@ -518,7 +533,7 @@ class Engine:
                     c.finish()
                     return False
                 if self.open_deadline and now >= self.open_deadline:
-                    raise ConnectionError(f"cannot connect to {self.host}:{self.port}: {e}") from e
+                    raise ConnectionError(f"cannot connect to {c.ep[0]}:{c.ep[1]}: {e}") from e
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
 
@@ -529,7 +544,8 @@ class Engine:
 
     async def open(self):
         """Open all connections before the clock starts."""
-        self.conns = [Conn(self) for _ in range(self.nconns)]
+        eps = self.endpoints
+        self.conns = [Conn(self, eps[(self.first_index + k) % len(eps)]) for k in range(self.nconns)]
         self.active = len(self.conns)
         self.open_deadline = perf_ns() + 10_000_000_000  # 10 s to get every connection up
         for c in self.conns:
@@ -714,6 +730,36 @@ def proc_tree(pid: int):
     return out
 
 
+def proc_trees(pids):
+    """The processes of several trees (each pid and its descendants), without repeats."""
+    kids = _proc_children_map()
+    out, seen, todo = [], set(), list(pids)
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        out.append(p)
+        todo.extend(kids.get(p, ()))
+    return out
+
+
+def tree_pss_kb(pids):
+    """Proportional set size of the processes, in KiB: shared memory (PostgreSQL's
+    shared_buffers) divided among the processes that map it, so the sum is not inflated."""
+    pss = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        pss += int(line.split()[1])
+                        break
+        except OSError:
+            continue
+    return pss
+
+
 def tree_cpu_s(pids):
     tick = os.sysconf("SC_CLK_TCK")
     tot = 0
@@ -817,12 +863,15 @@ def new_loop(kind):
     return asyncio.new_event_loop(), "asyncio"
 
 
-def worker_run(args, host, port, wl_kind, wl_payload, meta, widx, nworkers, sync=None):
+def worker_run(args, endpoints, wl_kind, wl_payload, meta, widx, nworkers, sync=None):
     """Runs one client process's share. sync: None (single process) or (conn) pipe to the
     parent for the ready/start handshake. Returns a result dict (lats as bytes)."""
     loop, loop_name = new_loop(args.loop)
     asyncio.set_event_loop(loop)
     nconns = args.connections // nworkers + (1 if widx < args.connections % nworkers else 0)
+    # this worker's first connection's index among all workers' (round-robin over endpoints)
+    first = sum(args.connections // nworkers + (1 if v < args.connections % nworkers else 0)
+                for v in range(widx))
     if wl_kind == "pool":
         pool = wl_payload
         off = (len(pool) * widx) // max(1, nworkers)
@@ -832,8 +881,9 @@ def worker_run(args, host, port, wl_kind, wl_payload, meta, widx, nworkers, sync
     remaining = None
     if args.requests:
         remaining = args.requests // nworkers + (1 if widx < args.requests % nworkers else 0)
-    eng = Engine(loop, host, port, nconns, next_req, remaining=remaining,
-                 verify_every=args.verify_every, verifier=make_verifier(args.workload, meta))
+    eng = Engine(loop, endpoints[0][0], endpoints[0][1], nconns, next_req, remaining=remaining,
+                 verify_every=args.verify_every, verifier=make_verifier(args.workload, meta),
+                 endpoints=endpoints, first_index=first)
     res = {}
 
     async def main():
@@ -849,13 +899,15 @@ def worker_run(args, host, port, wl_kind, wl_payload, meta, widx, nworkers, sync
         eng.t_measure = t_start + warm_ns
         eng.t_end = eng.t_measure + dur_ns
         snaps = {}
-        srv = None
-        if sync is None and args.server_pid:
-            srv = proc_tree(args.server_pid)
+        srv = db = None
+        if sync is None and args.server_pids:
+            srv = proc_trees(args.server_pids)
+        if sync is None and args.db_pids:
+            db = proc_trees(args.db_pids)
 
         def snap(tag):
             snaps[tag] = (perf_ns(), client_cpu_s(), tree_cpu_s(srv) if srv else None, system_cpu_s(),
-                          all_procs_cpu() if sync is None else None)
+                          all_procs_cpu() if sync is None else None, tree_cpu_s(db) if db else None)
 
         loop.call_later(max(0.0, (eng.t_measure - perf_ns()) / 1e9), snap, "start")
         gc.collect()
@@ -873,12 +925,12 @@ def worker_run(args, host, port, wl_kind, wl_payload, meta, widx, nworkers, sync
         snap("end")
         close_all(eng)
         await asyncio.sleep(0.01)
-        t0, c0, s0, y0, a0 = snaps["start"]
-        t1, c1, s1, y1, a1 = snaps["end"]
+        t0, c0, s0, y0, a0, d0 = snaps["start"]
+        t1, c1, s1, y1, a1, d1 = snaps["end"]
         wall = (t1 - t0) / 1e9 or 1e-9
         other = None
         if a0 is not None:
-            excl = set(srv or ()) | {os.getpid(), os.getppid()}
+            excl = set(srv or ()) | set(db or ()) | {os.getpid(), os.getppid()}
             other = 100.0 * other_cpu_s(a0, a1, excl) / wall
         res.update(
             window_s=max(1e-9, (end_ns - eng.t_measure) / 1e9),
@@ -888,6 +940,7 @@ def worker_run(args, host, port, wl_kind, wl_payload, meta, widx, nworkers, sync
             connect_errors=eng.connect_errors, lost=eng.lost,
             client_cpu_pct=100.0 * (c1 - c0) / wall,
             server_cpu_pct=(100.0 * (s1 - s0) / wall) if s0 is not None else None,
+            db_cpu_pct=(100.0 * (d1 - d0) / wall) if d0 is not None else None,
             system_cpu_pct=100.0 * (y1[0] - y0[0]) / wall, steal_pct=100.0 * (y1[1] - y0[1]) / wall,
             other_cpu_pct=other,
             lats=eng.lats.tobytes(), loop=loop_name, conns=nconns,
@@ -900,9 +953,9 @@ def worker_run(args, host, port, wl_kind, wl_payload, meta, widx, nworkers, sync
     return res
 
 
-def _child(args, host, port, wl_kind, wl_payload, meta, widx, nworkers, conn):
+def _child(args, endpoints, wl_kind, wl_payload, meta, widx, nworkers, conn):
     try:
-        res = worker_run(args, host, port, wl_kind, wl_payload, meta, widx, nworkers, sync=conn)
+        res = worker_run(args, endpoints, wl_kind, wl_payload, meta, widx, nworkers, sync=conn)
         conn.send(("ok", res))
     except BaseException as e:  # report, never hang the parent
         conn.send(("error", repr(e)))
@@ -910,14 +963,14 @@ def _child(args, host, port, wl_kind, wl_payload, meta, widx, nworkers, conn):
         conn.close()
 
 
-def run_forked(args, host, port, wl_kind, wl_payload, meta):
+def run_forked(args, endpoints, wl_kind, wl_payload, meta):
     import multiprocessing as mp
     ctx = mp.get_context("fork")
     W = args.workers
     pipes, procs = [], []
     for w in range(W):
         a, b = ctx.Pipe()
-        p = ctx.Process(target=_child, args=(args, host, port, wl_kind, wl_payload, meta, w, W, b),
+        p = ctx.Process(target=_child, args=(args, endpoints, wl_kind, wl_payload, meta, w, W, b),
                         daemon=True)
         p.start()
         pipes.append(a)
@@ -929,7 +982,8 @@ def run_forked(args, host, port, wl_kind, wl_payload, meta):
         msg = a.recv()
         if isinstance(msg, tuple):
             raise SystemExit(f"client worker failed: {msg}")
-    srv = proc_tree(args.server_pid) if args.server_pid else None
+    srv = proc_trees(args.server_pids) if args.server_pids else None
+    db = proc_trees(args.db_pids) if args.db_pids else None
     t_start = perf_ns() + 50_000_000
     warm_ns, dur_ns = int(args.warmup * 1e9), int(args.duration * 1e9)
     for a in pipes:
@@ -937,6 +991,7 @@ def run_forked(args, host, port, wl_kind, wl_payload, meta):
     t_meas = t_start + warm_ns
     time.sleep(max(0.0, (t_meas - perf_ns()) / 1e9))
     s0 = tree_cpu_s(srv) if srv else None
+    d0 = tree_cpu_s(db) if db else None
     y0 = system_cpu_s()
     a0 = all_procs_cpu()
     ts0 = perf_ns()
@@ -951,6 +1006,7 @@ def run_forked(args, host, port, wl_kind, wl_payload, meta):
         results.append(res)
         if len(results) == 1:
             s1 = tree_cpu_s(srv) if srv else None
+            d1 = tree_cpu_s(db) if db else None
             y1, ts1 = system_cpu_s(), perf_ns()
             a1 = all_procs_cpu()
     for p in procs:
@@ -959,9 +1015,11 @@ def run_forked(args, host, port, wl_kind, wl_payload, meta):
     wall = (ts1 - ts0) / 1e9
     if s0 is not None:
         merged["server_cpu_pct"] = 100.0 * (s1 - s0) / wall
+    if d0 is not None:
+        merged["db_cpu_pct"] = 100.0 * (d1 - d0) / wall
     merged["system_cpu_pct"] = 100.0 * (y1[0] - y0[0]) / wall
     merged["steal_pct"] = 100.0 * (y1[1] - y0[1]) / wall
-    excl = set(srv or ()) | set(proc_tree(os.getpid())) | {os.getppid()} | {p.pid for p in procs}
+    excl = set(srv or ()) | set(db or ()) | set(proc_tree(os.getpid())) | {os.getppid()} | {p.pid for p in procs}
     merged["other_cpu_pct"] = 100.0 * other_cpu_s(a0, a1, excl) / wall
     return merged
 
@@ -998,10 +1056,38 @@ def pct(sorted_lats, q):
 # --------------------------------------------------------------------------------------
 
 
+def _prefix(path: str, host_hdr: str) -> bytes:
+    """The start of every request Req builds: the request line and the Host header."""
+    return f"POST {path or '/'} HTTP/1.1\r\nHost: {host_hdr}\r\n".encode()
+
+
+def endpoint_list(urls):
+    """[(address, port, fix)] for the URLs; fix is None for the first (the requests are
+    built for it) and, for another, (len(first prefix), its own prefix) when they differ."""
+    out = []
+    first = None
+    for url in urls:
+        u = urlsplit(url)
+        if u.scheme != "http":
+            raise SystemExit("only http:// URLs are supported")
+        host_name = u.hostname or "127.0.0.1"
+        port = u.port or 80
+        host = socket.getaddrinfo(host_name, port, type=socket.SOCK_STREAM)[0][4][0]
+        prefix = _prefix(u.path, f"{host_name}:{port}")
+        if first is None:
+            first = prefix
+        fix = None if prefix == first else (len(first), prefix)
+        out.append((host, port, fix))
+    return out
+
+
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--url", default="http://127.0.0.1:8000/", help="endpoint (http only)")
+    ap.add_argument("--url", action="append", default=None,
+                    help="endpoint (http only; default http://127.0.0.1:8000/); repeat it or give a comma "
+                         "list to spread the connections over several servers round-robin (setup goes "
+                         "to the first)")
     ap.add_argument("--workload", "-w", choices=WORKLOADS, default="get")
     ap.add_argument("--connections", "-c", type=int, default=32, help="connections = concurrency")
     ap.add_argument("--duration", "-d", type=float, default=None,
@@ -1033,7 +1119,12 @@ def parse_args(argv=None):
     ap.add_argument("--setup-only", action="store_true", help="create table + preload, report, exit")
     ap.add_argument("--verify-every", type=int, default=1000,
                     help="parse and check every Nth response per connection (0: off)")
-    ap.add_argument("--server-pid", type=int, default=0, help="report CPU%% and RSS of this pid's process tree")
+    ap.add_argument("--server-pid", action="append", default=None,
+                    help="report CPU%% and RSS of this pid's process tree; repeat it or give a comma list "
+                         "to report the sum over several servers")
+    ap.add_argument("--db-pid", action="append", default=None,
+                    help="report the CPU%% and PSS of this pid's process tree apart (db_cpu_pct, db_pss_mb), "
+                         "e.g. a PostgreSQL postmaster; repeatable or a comma list")
     ap.add_argument("--region", default="us-east-1")
     ap.add_argument("--access-key", default="AKIAIOSFODNN7EXAMPLE")
     ap.add_argument("--amz-date", default="20250101T000000Z")
@@ -1043,6 +1134,28 @@ def parse_args(argv=None):
     ap.add_argument("--wrk-script", default="",
                     help="write a wrk Lua script replaying this workload's first request, then exit")
     a = ap.parse_args(argv)
+    a.urls = [u.strip() for v in (a.url or ["http://127.0.0.1:8000/"]) for u in v.split(",") if u.strip()]
+    if not a.urls:
+        ap.error("--url: no endpoint given")
+    a.url = ",".join(a.urls)
+
+    def pids(values, flag):
+        out = []
+        for v in values or ():
+            for p in v.split(","):
+                p = p.strip()
+                if not p:
+                    continue
+                try:
+                    n = int(p)
+                except ValueError:
+                    ap.error(f"{flag}: not a pid: {p!r}")
+                if n:  # 0: none, as before
+                    out.append(n)
+        return out
+
+    a.server_pids = pids(a.server_pid, "--server-pid")
+    a.db_pids = pids(a.db_pid, "--db-pid")
     if a.duration is None:
         a.duration = 300.0 if a.requests else 10.0
     if a.warmup is None:
@@ -1056,13 +1169,10 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    u = urlsplit(args.url)
-    if u.scheme != "http":
-        raise SystemExit("only http:// URLs are supported")
-    host_name = u.hostname or "127.0.0.1"
-    port = u.port or 80
-    host = socket.getaddrinfo(host_name, port, type=socket.SOCK_STREAM)[0][4][0]
-    host_hdr = f"{host_name}:{port}"
+    endpoints = endpoint_list(args.urls)
+    host, port = endpoints[0][0], endpoints[0][1]
+    u = urlsplit(args.urls[0])
+    host_hdr = f"{u.hostname or '127.0.0.1'}:{u.port or 80}"
     rb = Req(host_hdr, u.path or "/", args.region, args.access_key, args.amz_date)
     d = Data(args.table, args.items, args.partition_size, args.item_size, args.seed)
     say = (lambda *a: None) if args.json_only else (lambda *a: print(*a, flush=True))
@@ -1084,6 +1194,7 @@ def main(argv=None):
         return 0
 
     result = {"tool": "loadgen", "version": VERSION, "label": args.label, "url": args.url,
+              **({"urls": args.urls} if len(args.urls) > 1 else {}),
               "workload": args.workload, "connections": args.connections, "workers": args.workers,
               "items": args.items, "item_size": args.item_size, "seed": args.seed}
     needs_data = args.workload in ("get", "query", "update", "mixed")
@@ -1108,8 +1219,22 @@ def main(argv=None):
                           preload_retries=st["retries"], preload_errors=st["errors"])
             say(f"  preload {el:.2f}s  ({args.items / el:.0f} items/s, retries {st['retries']}, "
                 f"errors {st['errors']})")
-        if args.server_pid:
-            rss, hwm, anon = tree_mem_kb(proc_tree(args.server_pid))
+        if len(endpoints) > 1:
+            # the setup went to the first endpoint: do the others see the table?
+            unseen = []
+            for url, (ep_host, ep_port, _) in zip(args.urls[1:], endpoints[1:], strict=True):
+                uj = urlsplit(url)
+                rbj = Req(f"{uj.hostname or '127.0.0.1'}:{uj.port or 80}", uj.path or "/",
+                          args.region, args.access_key, args.amz_date)
+                st, body = Setup(ep_host, ep_port, rbj).json("DescribeTable", {"TableName": args.table})
+                if st != 200:
+                    unseen.append(url)
+                    print(f"loadgen: WARNING: {url} does not see table {args.table} created through "
+                          f"{args.urls[0]}: HTTP {st} {body}", file=sys.stderr, flush=True)
+            if unseen:
+                result["table_not_visible_at"] = unseen
+        if args.server_pids:
+            rss, hwm, anon = tree_mem_kb(proc_trees(args.server_pids))
             result.update(server_rss_mb_after_setup=round(rss / 1024, 1), server_hwm_mb_after_setup=round(hwm / 1024, 1),
                           server_anon_mb_after_setup=round(anon / 1024, 1))
             say(f"  server rss {rss / 1024:.1f} MiB, peak (VmHWM) {hwm / 1024:.1f} MiB")
@@ -1122,12 +1247,12 @@ def main(argv=None):
 
     kind, payload, meta = build_workload(args.workload, d, rb, args)
     if args.workers == 1:
-        r = worker_run(args, host, port, kind, payload, meta, 0, 1)
+        r = worker_run(args, endpoints, kind, payload, meta, 0, 1)
         lats = array("q")
         lats.frombytes(r["lats"])
         r["lats"] = lats
     else:
-        r = run_forked(args, host, port, kind, payload, meta)
+        r = run_forked(args, endpoints, kind, payload, meta)
     s = sorted(r["lats"])
     win = r["window_s"]
     result.update(
@@ -1153,10 +1278,13 @@ def main(argv=None):
         result["error_sample"] = r["err_sample"]
     if r["verify_sample"]:
         result["verify_sample"] = r["verify_sample"]
-    if args.server_pid:
-        rss, hwm, anon = tree_mem_kb(proc_tree(args.server_pid))
+    if args.server_pids:
+        rss, hwm, anon = tree_mem_kb(proc_trees(args.server_pids))
         result.update(server_rss_mb=round(rss / 1024, 1), server_hwm_mb=round(hwm / 1024, 1),
                       server_anon_mb=round(anon / 1024, 1))
+    if args.db_pids:
+        result["db_cpu_pct"] = round(r["db_cpu_pct"], 1) if r.get("db_cpu_pct") is not None else None
+        result["db_pss_mb"] = round(tree_pss_kb(proc_trees(args.db_pids)) / 1024, 1)
 
     def f3(v):
         return "-" if v is None else f"{v:.3f}"
@@ -1168,9 +1296,11 @@ def main(argv=None):
     say(f"  latency ms  p50 {f3(result['p50_ms'])}  p90 {f3(result['p90_ms'])}  p99 {f3(result['p99_ms'])}  "
         f"p99.9 {f3(result['p999_ms'])}  max {f3(result['max_ms'])}")
     srv = ""
-    if args.server_pid:
+    if args.db_pids:
+        srv = f"  db cpu {result['db_cpu_pct']}%  pss {result['db_pss_mb']} MiB"
+    if args.server_pids:
         srv = (f"  server cpu {result['server_cpu_pct']}%  rss {result['server_rss_mb']} MiB  "
-               f"hwm {result['server_hwm_mb']} MiB")
+               f"hwm {result['server_hwm_mb']} MiB" + srv)
     say(f"  client cpu {result['client_cpu_pct']}%{srv}  machine busy {result['system_cpu_pct']}% "
         f"(other {result['other_cpu_pct']}%, steal {result['steal_pct']}%)  [100% = 1 core]")
     if r["err_types"]:
