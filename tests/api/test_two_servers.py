@@ -302,6 +302,82 @@ def test_no_add_is_lost_across_servers(pair: Pair, table: str) -> None:
                 f"{counter}: {len(answered)} ADDs acknowledged, server {'AB'[server]} reads {stored}")
 
 
+# --- 2b. a stream under concurrent writes ------------------------------------------------------
+
+STREAM_WRITES_PER_THREAD = 30
+STREAM_KEYS = ["s-hot", "s-hot", "s-hot", "s-warm-1", "s-warm-2"]
+
+
+def read_stream(pair: Pair, table: str) -> list[dict[str, Any]]:
+    """Every record of the table's stream, shard by shard (parents first), in
+    each shard's order, through server B (the writes came through both)."""
+    streams = boto3.client("dynamodbstreams", endpoint_url=pair.urls[1], region_name="us-east-1",
+                           aws_access_key_id="AKIDTEST", aws_secret_access_key="secret", config=CLIENT_CONFIG)
+    arn = pair.client(1).describe_table(TableName=table)["Table"]["LatestStreamArn"]
+    shards = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
+    records: list[dict[str, Any]] = []
+    for shard in shards:
+        iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"],
+                                              ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+        while iterator:
+            page = streams.get_records(ShardIterator=iterator, Limit=1000)
+            records += page["Records"]
+            if not page["Records"]:
+                break
+            iterator = page.get("NextShardIterator")
+    return records
+
+
+@pytest.mark.slow
+def test_a_stream_records_every_concurrent_write_once_in_each_items_order(pair: Pair) -> None:
+    """ADDs from both servers (a hot key among a few) on a table with a
+    stream: one record per acknowledged write; sequence numbers unique and
+    increasing; and for each key, in sequence order, the new images count
+    1, 2, 3... with each record's old image the previous record's new image
+    (records numbered in an order other than the one the writes took
+    effect in would break the chain)."""
+    client = pair.client(0)
+    name = f"two-{uuid.uuid4().hex[:12]}"
+    client.create_table(
+        TableName=name, KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}], BillingMode="PAY_PER_REQUEST",
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    )
+    seed = replayable_seed()
+
+    def write(thread: int) -> list[Outcome]:
+        rng = random.Random(seed + thread)
+        writer = pair.thread_client(thread)
+        failures = []
+        for _ in range(STREAM_WRITES_PER_THREAD):
+            outcome = attempt(writer.update_item, TableName=name, Key=key(rng.choice(STREAM_KEYS)),
+                              UpdateExpression="ADD hits :one", ExpressionAttributeValues={":one": n(1)})
+            if outcome.code != "ok":
+                failures.append(outcome)
+        return failures
+
+    try:
+        failures = [failure for failed in in_threads(THREADS, write) for failure in failed]
+        assert failures == [], f"seed {seed}: {Counter(f.code for f in failures)}\n{pair.logs()}"
+        records = read_stream(pair, name)
+        assert len(records) == THREADS * STREAM_WRITES_PER_THREAD, f"seed {seed}"
+        numbers = [int(record["dynamodb"]["SequenceNumber"]) for record in records]
+        assert len(set(numbers)) == len(numbers), "two records share a sequence number"
+        assert numbers == sorted(numbers), "a shard's records are not in sequence order"
+        last: dict[str, dict[str, Any]] = {}
+        for record in sorted(records, key=lambda record: int(record["dynamodb"]["SequenceNumber"])):
+            image = record["dynamodb"]["NewImage"]
+            pk = image["pk"]["S"]
+            previous = last.get(pk)
+            assert record["dynamodb"].get("OldImage") == previous, f"{pk}: the images do not chain (seed {seed})"
+            assert int(image["hits"]["N"]) == (0 if previous is None else int(previous["hits"]["N"])) + 1
+            last[pk] = image
+        for pk, image in last.items():
+            assert read(pair, 0, name, pk) == image, f"{pk}: the table is not the stream's last image"
+    finally:
+        client.delete_table(TableName=name)
+
+
 # --- 3. bank transfers --------------------------------------------------------------------------
 
 ACCOUNTS = 6

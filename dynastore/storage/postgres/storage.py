@@ -52,6 +52,7 @@ from dynastore.storage.base import (
 )
 from dynastore.storage.errors import StorageError, StorageUnavailable
 from dynastore.storage.postgres import commit as commit_sql
+from dynastore.storage.postgres.heads import HeadGroups
 from dynastore.storage.postgres.pipeline import (
     ALONE,
     GROUPED,
@@ -203,6 +204,7 @@ class PostgresStorage(Storage):
         self._contexts: weakref.WeakKeyDictionary[greenlet, _Context] = weakref.WeakKeyDictionary()
         """Each thread's (or request greenlet's) connection and transaction depth."""
         self.hub: Hub | None = None
+        self._head_groups: HeadGroups | None = None
         """Set by a server (``start_pipelining``): request greenlets' statements
         then go out in pipelined batches (pipeline.py) instead of blocking."""
         self._taken: set[psycopg.Connection[Any]] = set()
@@ -252,10 +254,19 @@ class PostgresStorage(Storage):
     def start_pipelining(self, loop: Any) -> Hub:
         """Batch the statements of request greenlets on ``loop`` (a server),
         and read catalogue notifications as they come instead of polling."""
-        self.hub = Hub(self.url, loop, _configure)
+        hub = self.hub = Hub(self.url, loop, _configure)
         self._loop = loop
+        self._head_groups = HeadGroups(
+            run=self._run_pipelined, reserve=self._reserve_for_greenlet,
+            release=lambda: self._release_reserved(self._context()),
+            park=hub.main.switch, wake=lambda waiter: loop.call_soon(waiter.switch), refused=ResultError,
+        )
         self._watch_listener()
-        return self.hub
+        return hub
+
+    def _reserve_for_greenlet(self) -> None:
+        assert self.hub is not None
+        self._context().reserved = self.hub.reserve()
 
     def _watch_listener(self) -> None:
         listener = self._listener
@@ -734,6 +745,9 @@ class PostgresStorage(Storage):
             self._run_pipelined([statement[:2] for statement in everything],
                                 order=[statement.order for statement in everything],
                                 claims=commit_sql.claims(statements))
+            return
+        if context.reserved is None and len(commit.sequenced) == 1 and self._head_groups is not None:
+            self._head_groups.commit(commit, statements, cleanup)  # with the others to its stream (heads.py)
             return
         reserving = context.reserved is None
         if reserving:
