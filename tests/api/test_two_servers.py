@@ -38,6 +38,7 @@ import signal
 import threading
 import time
 import uuid
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -50,6 +51,8 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from dynastore.storage.postgres.storage import JOB_LOCK_CLASS
+from dynastore.workers.ttl_sweeper import SWEEPER_LOCK
 from tests.api.conftest import TEST_CLIENT_CONFIG, server_log, start_server, stop_server
 from tests.api.helpers import SIGV4, children_of
 
@@ -308,12 +311,12 @@ STREAM_WRITES_PER_THREAD = 30
 STREAM_KEYS = ["s-hot", "s-hot", "s-hot", "s-warm-1", "s-warm-2"]
 
 
-def read_stream(pair: Pair, table: str) -> list[dict[str, Any]]:
+def read_stream(url: str, table: str) -> list[dict[str, Any]]:
     """Every record of the table's stream, shard by shard (parents first), in
-    each shard's order, through server B (the writes came through both)."""
-    streams = boto3.client("dynamodbstreams", endpoint_url=pair.urls[1], region_name="us-east-1",
+    each shard's order, through the server at ``url``."""
+    streams = boto3.client("dynamodbstreams", endpoint_url=url, region_name="us-east-1",
                            aws_access_key_id="AKIDTEST", aws_secret_access_key="secret", config=CLIENT_CONFIG)
-    arn = pair.client(1).describe_table(TableName=table)["Table"]["LatestStreamArn"]
+    arn = make_client(url).describe_table(TableName=table)["Table"]["LatestStreamArn"]
     shards = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
     records: list[dict[str, Any]] = []
     for shard in shards:
@@ -359,7 +362,7 @@ def test_a_stream_records_every_concurrent_write_once_in_each_items_order(pair: 
     try:
         failures = [failure for failed in in_threads(THREADS, write) for failure in failed]
         assert failures == [], f"seed {seed}: {Counter(f.code for f in failures)}\n{pair.logs()}"
-        records = read_stream(pair, name)
+        records = read_stream(pair.urls[1], name)  # the writes came through both
         assert len(records) == THREADS * STREAM_WRITES_PER_THREAD, f"seed {seed}"
         numbers = [int(record["dynamodb"]["SequenceNumber"]) for record in records]
         assert len(set(numbers)) == len(numbers), "two records share a sequence number"
@@ -892,3 +895,88 @@ def test_one_token_sent_to_both_servers_at_once_applies_at_most_once(pair: Pair,
         count = int(stored["count"]["N"]) if stored else 0
         assert count == (1 if applied else 0), f"round {round_number}: {pair_of_outcomes}, count {count}"
     print(dict(codes))
+
+
+# --- 8. background jobs run once, and move when their server dies -----------------------------------
+
+SWEEPER_LOCK_OBJID = zlib.crc32(SWEEPER_LOCK.encode()) & 0x7FFFFFFF
+"""The advisory lock's second key (storage/postgres/storage.py, hold_lock)."""
+SWEEP_TIMEOUT_SECONDS = 20.0
+EXPIRED_PER_ROUND = 20
+
+
+def sweeper_holder(postgres_server: Any, database: str) -> str:
+    """The application_name of the connection holding the TTL sweeper's lock ('' if none)."""
+    return str(postgres_server.psql(
+        "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+        f" WHERE l.locktype = 'advisory' AND l.granted AND l.classid = {JOB_LOCK_CLASS}"
+        f" AND l.objid = {SWEEPER_LOCK_OBJID}", database=database))
+
+
+def wait_for(predicate: Callable[[], Any], what: str, timeout: float = SWEEP_TIMEOUT_SECONDS) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = predicate()
+        if found:
+            return found
+        assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
+        time.sleep(0.1)
+
+
+def put_expired(client: Any, table: str, prefix: str) -> list[str]:
+    keys = [f"{prefix}-{number}" for number in range(EXPIRED_PER_ROUND)]
+    for pk in keys:
+        client.put_item(TableName=table, Item={**key(pk), "expires": n(int(time.time()) - 60)})
+    return keys
+
+
+def scan_keys(client: Any, table: str) -> set[str]:
+    return {item["pk"]["S"] for item in client.scan(TableName=table, ConsistentRead=True)["Items"]}
+
+
+@pytest.mark.slow
+def test_the_ttl_sweeper_runs_once_and_moves_when_its_server_is_killed(postgres_server: Any) -> None:
+    """Two servers on a database of their own: one of them holds the
+    sweeper's lock (seen in pg_locks by the connections' application_name);
+    expired items written through both are each deleted once (one REMOVE
+    record by the service each); after kill -9 of the holder, the other
+    server takes the lock and sweeps what is written next."""
+    database_url = postgres_server.new_database()
+    database = database_url.rsplit("/", 1)[1]
+    processes: dict[str, Any] = {}
+    try:
+        for name in ("dynastore-x", "dynastore-y"):
+            processes[name], url = start_server("--postgres", f"{database_url}?application_name={name}")
+            processes[name].url = url
+        x = make_client(processes["dynastore-x"].url)
+        x.create_table(
+            TableName="expiring", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}], BillingMode="PAY_PER_REQUEST",
+            StreamSpecification={"StreamEnabled": True, "StreamViewType": "OLD_IMAGE"},
+        )
+        x.update_time_to_live(TableName="expiring",
+                              TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires"})
+        holder = wait_for(lambda: sweeper_holder(postgres_server, database), "a server holds the sweeper's lock")
+        assert holder in processes, holder
+        survivor = next(name for name in processes if name != holder)
+        clients = {name: make_client(process.url) for name, process in processes.items()}
+
+        expired = put_expired(clients[holder], "expiring", "a") + put_expired(clients[survivor], "expiring", "b")
+        wait_for(lambda: not scan_keys(clients[survivor], "expiring"), "the first expired items are swept")
+
+        killed = processes.pop(holder)
+        kill_9(killed)
+        stop_server(killed)  # closes its log
+        expired += put_expired(clients[survivor], "expiring", "c")
+        wait_for(lambda: sweeper_holder(postgres_server, database) == survivor,
+                 f"{survivor} takes the sweeper's lock after {holder} was killed")
+        wait_for(lambda: not scan_keys(clients[survivor], "expiring"), "the items written after the kill are swept")
+
+        removed = Counter(record["dynamodb"]["Keys"]["pk"]["S"]
+                          for record in read_stream(processes[survivor].url, "expiring")
+                          if record["eventName"] == "REMOVE")
+        assert removed == Counter(expired), "each expired item must be deleted exactly once"
+    finally:
+        for process in processes.values():
+            stop_server(process)
+
