@@ -4,6 +4,7 @@
     python bench/engine_cost.py get                 # in memory, 20,000 items
     python bench/engine_cost.py put --data-dir /tmp/d --items 100000
     python bench/engine_cost.py query --profile cumtime
+    python bench/engine_cost.py put --postgres postgresql://postgres@127.0.0.1:5432/empty
 
 Builds the bench's table and items (the load generator's layout, random
 order), then feeds batches of link frames, as the HTTP front forwards them,
@@ -51,13 +52,18 @@ HEADERS = {
 
 
 class NullTransport:
-    """Takes the engine's writes and drops them."""
+    """Takes the engine's writes and drops them (counting the replies: a
+    reply is four pieces, link.reply_frame)."""
 
     def __init__(self) -> None:
         self._socket, self._peer = socket.socketpair()
+        self.replies = 0
+        self.on_reply: Any = None
 
     def writelines(self, parts: Any) -> None:
-        pass
+        self.replies += len(parts) // 4
+        if self.on_reply is not None:
+            self.on_reply()
 
     def set_write_buffer_limits(self, high: int, low: int) -> None:
         pass
@@ -99,17 +105,37 @@ def request_bodies(kind: str, data: loadgen.Data, items: int, count: int) -> lis
 
 async def measure(arguments: argparse.Namespace) -> None:
     load_all()
-    database = Database.open(arguments.data_dir)
+    database = Database.open(arguments.postgres or arguments.data_dir)
     application = with_console(Application(database), region=database.region)
     endpoint = FrontEndpoint(application.handle, GroupCommit(database, lambda error: None))
-    endpoint.connection_made(NullTransport())  # type: ignore[arg-type]
+    transport = NullTransport()
+    endpoint.connection_made(transport)  # type: ignore[arg-type]
     endpoint.spinner = None  # no socket to spin on
+    if arguments.postgres:  # as the server does: a greenlet per request (ADR 0005)
+        loop = asyncio.get_running_loop()
+        hub = database.storage.start_pipelining(loop)  # type: ignore[attr-defined]
+        endpoint.hub = hub
+        database.background_loop, database.background_spawn = loop, hub.spawn
+
+    async def answered(count: int) -> None:
+        while transport.replies < count:
+            await asyncio.sleep(0)
+
+    async def feed_async(data: bytes, count: int) -> None:
+        expected = transport.replies + count
+        endpoint.data_received(data)
+        await answered(expected)
 
     def feed(data: bytes) -> None:
         """What the link delivers; then the slices later loop turns would run."""
         endpoint.data_received(data)
         while endpoint.pending:
             endpoint._run()
+
+    if arguments.postgres:
+        await feed_async(b"".join(frame(HELLO)), 0)
+        await _measure_postgres(arguments, database, transport, endpoint, feed_async)
+        return
 
     feed(b"".join(frame(HELLO)))
     feed(request_frame(b"CreateTable", json.dumps({
@@ -152,6 +178,68 @@ async def measure(arguments: argparse.Namespace) -> None:
     database.close()
 
 
+async def _measure_postgres(arguments: argparse.Namespace, database: Database, transport: NullTransport,
+                            endpoint: FrontEndpoint, feed: Any) -> None:
+    """A closed loop of ``--in-flight`` requests on PostgreSQL (the engine's
+    core is the limit: PostgreSQL answers on the other one): time per
+    request is the engine's CPU per request while it stays busy."""
+    await feed(request_frame(b"CreateTable", json.dumps({
+        "TableName": "bench", "BillingMode": "PAY_PER_REQUEST",
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                      {"AttributeName": "sk", "KeyType": "RANGE"}],
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                                 {"AttributeName": "sk", "AttributeType": "S"}],
+    }).encode()), 1)
+    data = loadgen.Data("bench", arguments.items, 100, 1024, 1)
+    order = list(range(arguments.items))
+    random.Random(1).shuffle(order)
+    batches = [request_frame(b"BatchWriteItem", data.batch_body(order[start:start + 25]))
+               for start in range(0, arguments.items, 25)]
+    for start in range(0, len(batches), 16):
+        await feed(b"".join(batches[start:start + 16]), len(batches[start:start + 16]))
+    frames = request_bodies(arguments.workload, data, arguments.items, arguments.requests)
+    loop = asyncio.get_running_loop()
+    gc.collect()
+    gc.freeze()
+
+    async def run() -> float:
+        done = loop.create_future()
+        sent = 0
+        base = transport.replies
+
+        def top_up() -> None:
+            nonlocal sent
+            answered = transport.replies - base
+            if answered >= len(frames) and not done.done():
+                done.set_result(None)
+                return
+            wanted = min(len(frames), answered + arguments.in_flight) - sent
+            if wanted >= arguments.batch or (wanted > 0 and sent + wanted == len(frames)):
+                endpoint.data_received(b"".join(frames[sent:sent + wanted]))
+                sent += wanted
+
+        transport.on_reply = lambda: loop.call_soon(top_up)
+        started = time.perf_counter()
+        top_up()
+        await done
+        transport.on_reply = None
+        return time.perf_counter() - started
+
+    if arguments.profile:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        await run()
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats(arguments.profile).print_stats(45)
+        return
+    cpu = time.process_time()
+    elapsed = await run()
+    cpu = time.process_time() - cpu
+    print(f"{arguments.workload}: {cpu / len(frames) * 1e6:.1f} us of engine CPU per request on PostgreSQL "
+          f"({len(frames) / elapsed:,.0f}/s with {arguments.in_flight} in flight, {arguments.items:,} items)")
+    database.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("workload", choices=("get", "put", "update", "query"))
@@ -160,7 +248,19 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=20000)
     parser.add_argument("--batch", type=int, default=16, help="requests per read off the link")
     parser.add_argument("--profile", default="", help="cProfile, sorted by this (tottime, cumtime)")
-    asyncio.run(measure(parser.parse_args()))
+    parser.add_argument("--postgres", default="", help="a PostgreSQL URL (an empty database): the engine over it")
+    parser.add_argument("--in-flight", type=int, default=32, help="with --postgres: requests in flight")
+    arguments = parser.parse_args()
+    if arguments.postgres:
+        from dynastore.protocol.http import new_event_loop
+
+        loop = new_event_loop()
+        try:
+            loop.run_until_complete(measure(arguments))
+        finally:
+            loop.close()
+        return
+    asyncio.run(measure(arguments))
 
 
 if __name__ == "__main__":

@@ -540,6 +540,11 @@ class Hub:
             self.busy.add(connection)
         else:
             self.pending.append(call)
+            if len(self.pending) >= MIN_EXTRA_BATCH_CALLS:
+                # Enough for a batch: send it now if a connection is free, so
+                # that PostgreSQL works on it while this turn of the loop
+                # runs the other requests (instead of after all of them).
+                self._flush()
             self._schedule_flush()
         self.main.switch()
         if call.error is not None:
