@@ -540,10 +540,13 @@ class Hub:
             self.busy.add(connection)
         else:
             self.pending.append(call)
-            if len(self.pending) >= MIN_EXTRA_BATCH_CALLS:
-                # Enough for a batch: send it now if a connection is free, so
-                # that PostgreSQL works on it while this turn of the loop
-                # runs the other requests (instead of after all of them).
+            if call.kind == GROUPED and len(self.pending) >= MIN_EXTRA_BATCH_CALLS:
+                # Enough for a batch with commits: send it now if a connection
+                # is free, so that PostgreSQL works on it (its writes and its
+                # WAL flush) while this turn of the loop runs the other
+                # requests, instead of after all of them. Reads are cheap
+                # for PostgreSQL: they wait for the turn's end, in fewer,
+                # larger batches.
                 self._flush()
             self._schedule_flush()
         self.main.switch()
