@@ -365,14 +365,17 @@ async def serve_until_signalled(
     loop.call_later(OPERATIONS_PRELOAD_DELAY_SECONDS, warm_up)
     # Background jobs, each a bounded step on this loop between requests (ADR 0000).
     from dynastore.streams_api.triggers import TriggerRunner
+    from dynastore.workers.backfill import BackfillWatch
     from dynastore.workers.ttl_sweeper import SweeperSchedule
 
     sweeper = SweeperSchedule(database, loop).start()
     triggers = TriggerRunner(database).start(loop)
+    backfills = BackfillWatch(database, loop).start()  # a shared store: take over a dead server's
     await stop_requested.wait()
     logger.info("stopping: finishing requests in progress")
     sweeper.stop()
     triggers.stop()
+    backfills.stop()
     await server.stop()
     if server.failure is not None:
         raise StorageFailed(str(server.failure)) from server.failure

@@ -49,6 +49,9 @@ logger = logging.getLogger("dynastore.backfill")
 
 BACKFILL_RETRY_SECONDS = 1.0
 """The pause after a batch failed (PostgreSQL restarting, say) before it is tried again."""
+BACKFILL_WATCH_SECONDS = 2.0
+"""On a shared store, how often a server looks for indexes still CREATING
+that no job of its own runs (BackfillWatch)."""
 BACKFILL_BATCH_ROWS = limits.BACKFILL_BATCH_ROWS
 """Items indexed per batch (candidate for dynastore/limits.py)."""
 
@@ -195,3 +198,50 @@ def start_backfill(database: Database, table_name: str, index: IndexDefinition) 
 
     schedule(0)
     return job
+
+
+class BackfillWatch:
+    """On a store other servers share: every BACKFILL_WATCH_SECONDS, start a
+    job here for every index still CREATING that no job of this server runs.
+    The server that added the index may have died half-way; the job's lock
+    (``Storage.hold_lock``) lets one server work at a time, so a job started
+    while another server still backfills only waits for its turn. Without
+    this, the job would move only when a DescribeTable reached another
+    server (``resume_backfills``)."""
+
+    def __init__(self, database: Database, loop: asyncio.AbstractEventLoop,
+                 interval: float = BACKFILL_WATCH_SECONDS) -> None:
+        self.database = database
+        self.loop = loop
+        self.interval = interval
+        self._handle: asyncio.TimerHandle | None = None
+
+    def start(self) -> BackfillWatch:
+        if not self.database.storage.exclusive:
+            self._handle = self.loop.call_later(self.interval, self._tick)
+        return self
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _tick(self) -> None:
+        spawn = self.database.background_spawn
+        if spawn is not None:  # the catalogue's reload parks instead of blocking the loop
+            spawn(self._look)
+        else:
+            self._look()
+        if self._handle is not None:
+            self._handle = self.loop.call_later(self.interval, self._tick)
+
+    def _look(self) -> None:
+        try:
+            self.database.refresh_catalogue()
+            for schema in list(self.database.tables.values()):
+                resume_backfills(self.database, schema)
+        except StorageUnavailable as error:
+            logger.warning("looking for backfills to take over: %s", error)
+        except Exception:
+            logger.exception("looking for backfills to take over failed")
+

@@ -52,6 +52,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from dynastore.storage.postgres.storage import JOB_LOCK_CLASS
+from dynastore.streams_api.triggers import TRIGGERS_LOCK
 from dynastore.workers.ttl_sweeper import SWEEPER_LOCK
 from tests.api.conftest import TEST_CLIENT_CONFIG, server_log, start_server, stop_server
 from tests.api.helpers import SIGV4, children_of
@@ -901,6 +902,7 @@ def test_one_token_sent_to_both_servers_at_once_applies_at_most_once(pair: Pair,
 
 SWEEPER_LOCK_OBJID = zlib.crc32(SWEEPER_LOCK.encode()) & 0x7FFFFFFF
 """The advisory lock's second key (storage/postgres/storage.py, hold_lock)."""
+TRIGGERS_LOCK_OBJID = zlib.crc32(TRIGGERS_LOCK.encode()) & 0x7FFFFFFF
 SWEEP_TIMEOUT_SECONDS = 20.0
 EXPIRED_PER_ROUND = 20
 
@@ -920,7 +922,7 @@ def wait_for(predicate: Callable[[], Any], what: str, timeout: float = SWEEP_TIM
         if found:
             return found
         assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
-        time.sleep(0.1)
+        time.sleep(0.05)
 
 
 def put_expired(client: Any, table: str, prefix: str) -> list[str]:
@@ -976,6 +978,78 @@ def test_the_ttl_sweeper_runs_once_and_moves_when_its_server_is_killed(postgres_
                           for record in read_stream(processes[survivor].url, "expiring")
                           if record["eventName"] == "REMOVE")
         assert removed == Counter(expired), "each expired item must be deleted exactly once"
+    finally:
+        for process in processes.values():
+            stop_server(process)
+
+
+BACKFILL_ITEMS = 12000
+
+
+def job_lock_holders(postgres_server: Any, database: str) -> dict[int, str]:
+    """Held job locks other than the sweeper's: objid -> the holder's application_name."""
+    found = postgres_server.psql(
+        "SELECT l.objid, a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+        f" WHERE l.locktype = 'advisory' AND l.granted AND l.classid = {JOB_LOCK_CLASS}"
+        f" AND l.objid NOT IN ({SWEEPER_LOCK_OBJID}, {TRIGGERS_LOCK_OBJID})", database=database)
+    return {int(objid): name for objid, name in (line.split("|") for line in found.splitlines() if line)}
+
+
+def gsi_status(client: Any, table: str) -> str:
+    (index,) = client.describe_table(TableName=table)["Table"]["GlobalSecondaryIndexes"]
+    return str(index["IndexStatus"])
+
+
+@pytest.mark.slow
+def test_a_gsi_backfill_moves_when_its_server_is_killed(postgres_server: Any) -> None:
+    """A GSI added through server X on a table of 12,000 items: X backfills
+    it (its job lock in pg_locks); kill -9 of X half-way; server Y, asked
+    nothing, takes the job over where X stopped (the lock is Y's) and the
+    index ends ACTIVE with every item in it."""
+    database_url = postgres_server.new_database()
+    database = database_url.rsplit("/", 1)[1]
+    processes: dict[str, Any] = {}
+    try:
+        for name in ("dynastore-x", "dynastore-y"):
+            processes[name], url = start_server("--postgres", f"{database_url}?application_name={name}")
+            processes[name].url = url
+        x, y = make_client(processes["dynastore-x"].url), make_client(processes["dynastore-y"].url)
+        x.create_table(
+            TableName="filled", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}], BillingMode="PAY_PER_REQUEST",
+        )
+        for start in range(0, BACKFILL_ITEMS, 25):
+            request = {"filled": [{"PutRequest": {"Item": {**key(f"item-{number}"), "g": {"S": f"g{number % 7}"}}}}
+                                  for number in range(start, start + 25)]}
+            while request:
+                request = x.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+        x.update_table(
+            TableName="filled", AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+            GlobalSecondaryIndexUpdates=[{"Create": {
+                "IndexName": "by_g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"}}}],
+        )
+        wait_for(lambda: "dynastore-x" in job_lock_holders(postgres_server, database).values(),
+                 "server X backfills the index it added", timeout=10)
+        killed = processes.pop("dynastore-x")
+        kill_9(killed)
+        stop_server(killed)
+        # No request reaches Y meanwhile: it takes the job up by itself (BackfillWatch).
+        wait_for(lambda: "dynastore-y" in job_lock_holders(postgres_server, database).values(),
+                 "server Y takes over the backfill", timeout=15)
+        wait_for(lambda: gsi_status(y, "filled") == "ACTIVE", "server Y finishes the backfill", timeout=60)
+        indexed: list[str] = []
+        for group in range(7):
+            request: dict[str, Any] = {"TableName": "filled", "IndexName": "by_g",
+                                       "KeyConditionExpression": "g = :g",
+                                       "ExpressionAttributeValues": {":g": {"S": f"g{group}"}}}
+            while True:
+                page = y.query(**request)
+                indexed += [item["pk"]["S"] for item in page["Items"]]
+                if "LastEvaluatedKey" not in page:
+                    break
+                request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        assert sorted(indexed) == sorted(f"item-{number}" for number in range(BACKFILL_ITEMS))
     finally:
         for process in processes.values():
             stop_server(process)
