@@ -49,7 +49,7 @@ from dynastore.errors import (
 )
 from dynastore.expressions import ExpressionContext, compile_condition, compile_update
 from dynastore.expressions import cache as parse_cache
-from dynastore.types.attribute_value import validate_item
+from dynastore.types.attribute_value import MESSAGE_NESTING, validate_item
 from dynastore.types.size import item_size
 
 # --- messages (DynamoDB's own) ---------------------------------------------------------
@@ -333,7 +333,11 @@ def request_fingerprint(request: dict[str, Any]) -> bytes:
         "TransactItems": request.get("TransactItems"),
         "ReturnItemCollectionMetrics": request.get("ReturnItemCollectionMetrics"),
     }
-    return hashlib.sha256(orjson.dumps(material, option=orjson.OPT_SORT_KEYS)).digest()
+    try:
+        encoded = orjson.dumps(material, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # orjson's recursion limit: a value nested hundreds of levels deep
+        raise ValidationException(MESSAGE_NESTING) from None
+    return hashlib.sha256(encoded).digest()
 
 
 def token_record(fingerprint: bytes, now: float, window_seconds: float = TOKEN_WINDOW_SECONDS) -> bytes:

@@ -108,7 +108,7 @@ def _checked_names(names: dict[str, str]) -> dict[str, str]:
             raise ValidationException(
                 f'ExpressionAttributeNames contains invalid key: Syntax error; key: "{key}"'
             )
-        if name == "":
+        if not name:  # "" or a JSON null
             raise ValidationException(
                 f"ExpressionAttributeNames contains invalid value: Empty attribute name for key {key}"
             )

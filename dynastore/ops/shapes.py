@@ -44,6 +44,7 @@ from typing import Any
 from dynastore import limits
 from dynastore.errors import SerializationException, ValidationException
 from dynastore.limits import TABLE_NAME_MAX_LENGTH, TABLE_NAME_MIN_LENGTH, TABLE_NAME_PATTERN
+from dynastore.types.attribute_value import MESSAGE_NESTING
 
 Checker = Callable[[Any], bool]
 """Phase 1: raises SerializationException on a type error (after converting
@@ -299,6 +300,16 @@ def _length_violations(length: int, minimum: int | None, maximum: int | None) ->
 # --- Phase 1: compiled type and constraint checks ------------------------------------
 
 
+ATTRIBUTE_VALUE_SHAPE = "AttributeValue"
+
+
+def _null_refused(shapes: dict[str, Any], value_shape: str) -> bool:
+    """A map value of this shape may not be a JSON null: a structure or a
+    list (BatchGetItem's KeysAndAttributes, BatchWriteItem's write requests),
+    not a document's AttributeValue."""
+    return value_shape != ATTRIBUTE_VALUE_SHAPE and shapes[value_shape]["type"] in ("structure", "list")
+
+
 def lower_first(name: str) -> str:
     """Member name as DynamoDB writes it in a constraint path ("sSESpecification")."""
     return name[:1].lower() + name[1:]
@@ -421,6 +432,9 @@ class _Compiler:
     def _list(self, name: str, position: str) -> Checker:
         shape = self.shapes[name]
         element = self.checker(shape["member"], ELEMENT)
+        # A JSON null in a list is a member that must not be null, except in
+        # a document's L (the item validation words that one).
+        nulls_allowed = shape["member"] == ATTRIBUTE_VALUE_SHAPE
         plain = self.valid_by_type(shape["member"])
         fast_members = self.inline_members(shape["member"])
         length_ok = self.constraints(name).predicate()
@@ -442,6 +456,7 @@ class _Compiler:
                     else:
                         continue
                 if item is None:
+                    ok = ok and nulls_allowed  # "Member must not be null" (_ConstraintReport)
                     continue
                 try:
                     if not element(item):
@@ -467,6 +482,10 @@ class _Compiler:
         long_key = key_limit // 2
         collection_error = f"Unrecognized collection type {self.java_type(name)}"
         scalar_error = UNEXPECTED_FIELD_TYPE if position == FIELD else PARAMETERIZED_CAST
+        # A JSON null as a structure value (BatchGetItem's RequestItems) is a
+        # member that must not be null; as a name or a document value the
+        # operations word the error themselves.
+        nulls_allowed = not _null_refused(self.shapes, shape["value"])
 
         def check_map(value: Any) -> bool:
             if type(value) is not dict:
@@ -484,6 +503,7 @@ class _Compiler:
                     else:
                         continue
                 if item is None:
+                    ok = ok and nulls_allowed  # "Member must not be null" (_ConstraintReport)
                     continue
                 try:
                     if not element(item):
@@ -598,6 +618,8 @@ class _ConstraintReport:
             for index, element in enumerate(item, 1):
                 if element is not None:
                     self.value(shape["member"], element, f"{path}.{index}.member", own=True)
+                elif shape["member"] != ATTRIBUTE_VALUE_SHAPE:
+                    self.add(None, shape["member"], f"{path}.{index}.member", "Member must not be null")
         elif kind == "map":
             self.map_entries(name, item, path)
 
@@ -619,6 +641,8 @@ class _ConstraintReport:
         for key, element in item.items():
             if element is not None:
                 self.value(shape["value"], element, f"{path}.{key}.member", own=not value_is_bounded)
+            elif _null_refused(self.shapes, shape["value"]):
+                self.add(None, shape["value"], f"{path}.{key}.member", "Member must not be null")
 
     def render(self, value: Any, name: str | None) -> str:
         """A value as Java's toString shows it in DynamoDB's messages."""
@@ -684,12 +708,18 @@ def _operation_validator(compiler: _Compiler, spec: dict[str, Any]) -> Callable[
     check = compiler.checker(input_shape, FIELD)
 
     def validate(request: Any) -> None:
-        if check(request):
-            return
-        if prechecks:
-            _name_prechecks(request, prechecks)
-        report = _ConstraintReport(compiler)
-        report.structure(input_shape, request, "")
+        try:
+            if check(request):
+                return
+            if prechecks:
+                _name_prechecks(request, prechecks)
+            report = _ConstraintReport(compiler)
+            report.structure(input_shape, request, "")
+        except RecursionError:
+            # A document nested hundreds of levels deep (the checks recurse
+            # along AttributeValue's M and L): far past DynamoDB's 32 levels,
+            # refused as DynamoDB refuses documents nested too deep.
+            raise ValidationException(MESSAGE_NESTING) from None
         message = report.message()
         if message is not None:
             raise ValidationException(message)

@@ -171,6 +171,9 @@ class FrontServer(HttpListener):
         super().__init__()
         self.reactor = reactor
         self.link = EngineLink(self)
+        self.handed_over = False
+        """Whether the engine ever handed a connection over (before that, an
+        engine that goes away failed to start, and says why itself)."""
         self.exit_status: int | None = None
         """Set once the front has stopped (the reactor then stops too)."""
         self._grace_timer: TimerHandle | None = None
@@ -208,8 +211,10 @@ class FrontServer(HttpListener):
         """The engine is gone: nothing more can be answered."""
         if self.exit_status is not None:
             return
-        if not self.stopping:
+        if not self.stopping and self.handed_over:
             logger.error("the engine closed the link; dropping %d connections", len(self.connections))
+        elif not self.stopping:
+            logger.debug("the engine closed the link before handing over a connection")
         self.stop_listening()
         self.abort_connections()
         self._finish(0 if self.stopping else 1)
@@ -268,6 +273,7 @@ class HandoffReceiver:
                 self.stop()
                 return
             for descriptor in descriptors:
+                self.front.handed_over = True
                 connection = socket.socket(fileno=descriptor)
                 if self.front.stopping:
                     connection.close()

@@ -222,6 +222,13 @@ class HttpConnection:
         self.transport = None
         self.server.connection_closed(self)
 
+    def eof_received(self) -> None:
+        """The client half-closed: returning nothing lets asyncio close the
+        transport (without this method asyncio's selector loop logs the
+        AttributeError as a fatal error first; the front's reactor closes
+        it either way)."""
+        return None
+
     def pause_writing(self) -> None:
         self.writing_paused = True
         self.update_reading()
