@@ -164,7 +164,19 @@ def _condition(body: dict[str, Any], context: ExpressionContext) -> Condition | 
 
 
 def _values_size(values: dict[str, Any] | None) -> int:
-    return item_size(values) if values else 0
+    """The request bytes of the values. They are not checked yet: a JSON null
+    member counts as absent (``{"N": "1", "S": null}`` is the number, as the
+    expression's own check takes it), and a value that is not one typed
+    value counts nothing (that check refuses it)."""
+    if not values:
+        return 0
+    total = 0
+    for name, value in values.items():
+        if type(value) is dict:
+            typed = {kind: inner for kind, inner in value.items() if inner is not None}
+            if len(typed) == 1:
+                total += item_size({name: typed})
+    return total
 
 
 def bind(action: WriteAction, schema: TableSchema) -> dict[str, Any] | None:

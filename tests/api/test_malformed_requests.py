@@ -127,3 +127,15 @@ def test_a_null_expression_attribute_name_is_an_empty_one(endpoint: str, table: 
         send(endpoint, "GetItem", {"TableName": table, "Key": {"pk": {"S": "a"}, "sk": {"S": "b"}},
                                    "ProjectionExpression": "#p", "ExpressionAttributeNames": {"#p": None}}),
         "ExpressionAttributeNames contains invalid value: Empty attribute name for key #p")
+
+
+def test_a_null_member_of_an_expression_value_is_absent_in_a_transaction(endpoint: str, table: str) -> None:
+    """{"N": "1", "S": null} is the number 1, as in UpdateItem (the
+    transaction's request size was counted before the values were checked)."""
+    key = {"pk": {"S": "t"}, "sk": {"S": "1"}}
+    status, body = send(endpoint, "TransactWriteItems", {"TransactItems": [{"Update": {
+        "TableName": table, "Key": key, "UpdateExpression": "SET v = :v",
+        "ExpressionAttributeValues": {":v": {"N": "1", "S": None}}}}]})
+    assert status == 200, body
+    status, body = send(endpoint, "GetItem", {"TableName": table, "Key": key, "ConsistentRead": True})
+    assert body["Item"] == {**key, "v": {"N": "1"}}
