@@ -407,9 +407,12 @@ class PostgresStorage(Storage):
         raises ``ResultError`` (sqlstate and detail, like psycopg's errors)."""
         hub = self.hub
         assert hub is not None
-        context = self._context()
-        reserved = context.reserved
+        # Most request greenlets never reserve a connection: look their
+        # context up without making one (a weak entry a request costs).
+        context = self._contexts.get(getcurrent())
+        reserved = None if context is None else context.reserved
         if reserved is not None:
+            assert context is not None
             begin = context.begin
             if begin is not None:  # a snapshot's BEGIN, sent with its first read
                 context.begin = None
@@ -739,13 +742,14 @@ class PostgresStorage(Storage):
         the next batch (one round trip, one WAL flush for all); inside the
         greenlet's transaction when it has one; with a Sequenced part, on a
         reserved connection over two round trips."""
-        context = self._context()
-        if context.reserved is None and not commit.sequenced:
+        found = self._contexts.get(getcurrent())
+        if (found is None or found.reserved is None) and not commit.sequenced:
             everything = statements + cleanup
             self._run_pipelined([statement[:2] for statement in everything],
                                 order=[statement.order for statement in everything],
                                 claims=commit_sql.claims(statements))
             return
+        context = self._context()
         if context.reserved is None and len(commit.sequenced) == 1 and self._head_groups is not None:
             self._head_groups.commit(commit, statements, cleanup)  # with the others to its stream (heads.py)
             return
