@@ -37,6 +37,7 @@ import binascii
 import json
 import re
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -303,6 +304,33 @@ def _length_violations(length: int, minimum: int | None, maximum: int | None) ->
 ATTRIBUTE_VALUE_SHAPE = "AttributeValue"
 
 
+DOCUMENT_CHECK_MAX_DEPTH = 2 * limits.NESTING_MAX_DEPTH
+"""How deep the request checks follow a document (AttributeValue's M and L,
+the model's only recursive shape) before refusing it as nested too deep:
+past DynamoDB's 32 levels, far short of Python's recursion limit (each level
+costs the checks three frames)."""
+_document_depth = threading.local()
+
+
+def _depth_bounded(check: Checker) -> Checker:
+    """``check`` (AttributeValue's), counting how deep documents nest. Plain
+    values ({"S": ...}) never get here: their containers accept them inline."""
+
+    def check_bounded(value: Any) -> bool:
+        if type(value) is dict and "M" not in value and "L" not in value:
+            return check(value)  # a set or a scalar: nothing nests below it
+        depth = getattr(_document_depth, "value", 0)
+        if depth >= DOCUMENT_CHECK_MAX_DEPTH:
+            raise ValidationException(MESSAGE_NESTING)
+        _document_depth.value = depth + 1
+        try:
+            return check(value)
+        finally:
+            _document_depth.value = depth
+
+    return check_bounded
+
+
 def _null_refused(shapes: dict[str, Any], value_shape: str) -> bool:
     """A map value of this shape may not be a JSON null: a structure or a
     list (BatchGetItem's KeysAndAttributes, BatchWriteItem's write requests),
@@ -414,6 +442,8 @@ class _Compiler:
                     ok = False
             return ok
 
+        if name == ATTRIBUTE_VALUE_SHAPE:
+            return _depth_bounded(check_structure)
         return check_structure
 
     def inline_members(self, name: str) -> dict[str, type] | None:
@@ -716,9 +746,8 @@ def _operation_validator(compiler: _Compiler, spec: dict[str, Any]) -> Callable[
             report = _ConstraintReport(compiler)
             report.structure(input_shape, request, "")
         except RecursionError:
-            # A document nested hundreds of levels deep (the checks recurse
-            # along AttributeValue's M and L): far past DynamoDB's 32 levels,
-            # refused as DynamoDB refuses documents nested too deep.
+            # Only a safety net: documents are refused before this deep
+            # (DOCUMENT_CHECK_MAX_DEPTH), and nothing else in the model recurses.
             raise ValidationException(MESSAGE_NESTING) from None
         message = report.message()
         if message is not None:

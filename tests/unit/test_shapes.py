@@ -19,7 +19,7 @@ import pytest
 
 from dynastore.errors import DynamoDBError, SerializationException, ValidationException
 from dynastore.ops import ALL_OPERATIONS
-from dynastore.ops.shapes import VALIDATORS, validate_request
+from dynastore.ops.shapes import DOCUMENT_CHECK_MAX_DEPTH, VALIDATORS, validate_request
 
 ROOT = Path(__file__).resolve().parents[2]
 CAST = (
@@ -635,3 +635,27 @@ def test_conversions_reach_nested_values() -> None:
     validate_request("PutItem", request)
     assert request["Item"]["l"]["L"][0] == {"BOOL": True}
     assert request["Item"]["l"]["L"][1] == {"M": {"n": {"NULL": True}}}
+
+
+def test_documents_are_refused_long_before_the_recursion_limit() -> None:
+    """The checks follow a document's M and L at most DOCUMENT_CHECK_MAX_DEPTH
+    levels, whatever Python's recursion limit: a process that raised it (an
+    application embedding dynastore) must not run the checks thousands of
+    frames deep, where the C stack, not a RecursionError, would end them."""
+
+    def nested(levels: int, kind: str) -> dict[str, object]:
+        value: dict[str, object] = {"S": "x"}
+        for _ in range(levels):
+            value = {"L": [value]} if kind == "L" else {"M": {"a": value}}
+        return value
+
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(50_000)
+    try:
+        for kind in ("L", "M"):
+            validate_request("PutItem", {"TableName": "abc", "Item": {"d": nested(DOCUMENT_CHECK_MAX_DEPTH, kind)}})
+            for levels in (DOCUMENT_CHECK_MAX_DEPTH + 1, 5_000):
+                with pytest.raises(ValidationException, match="^Nesting Levels have exceeded supported limits"):
+                    validate_request("GetItem", {"TableName": "abc", "Key": {"k": nested(levels, kind)}})
+    finally:
+        sys.setrecursionlimit(old_limit)
