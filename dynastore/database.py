@@ -256,6 +256,16 @@ class Database:
         data = orjson.dumps([position[0], position[1].hex(), position[2].hex()])
         return RowChange(self.jobs_id, key, b"", Row(partition_hash(key), key, b"", data, len(data)))
 
+    def run_in_background(self, step: Callable[[], Any]) -> None:
+        """Run a background step (called from the event loop): in a greenlet
+        of its own on a shared store, where its storage calls park instead
+        of blocking the loop (``background_spawn``), else right here."""
+        spawn = self.background_spawn
+        if spawn is not None:
+            spawn(step)
+        else:
+            step()
+
     def refresh_catalogue(self, check: bool = False) -> bool:
         """On a store other servers share, bring this process's copy of the
         catalogue up to date: at once when another server announced a change

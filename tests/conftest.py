@@ -26,8 +26,5 @@ def skip_or_fail_without_postgres() -> None:
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[throwaway.ThrowawayPostgres]:
     skip_or_fail_without_postgres()
-    server = throwaway.ThrowawayPostgres().start()
-    try:
+    with throwaway.started_cluster() as server:
         yield server
-    finally:
-        server.remove()

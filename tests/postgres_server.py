@@ -26,6 +26,8 @@ import subprocess
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
@@ -152,6 +154,16 @@ class ThrowawayPostgres:
         name = f"test_{uuid.uuid4().hex[:12]}"
         self.psql(f"CREATE SCHEMA {name}", database)
         return self.url(database, schema=name)
+
+
+@contextmanager
+def started_cluster() -> Iterator[ThrowawayPostgres]:
+    """A throwaway cluster for a ``with`` block (a fixture's), removed after it."""
+    server = ThrowawayPostgres().start()
+    try:
+        yield server
+    finally:
+        server.remove()
 
 
 def wait_until(predicate: object, timeout_seconds: float = 10.0) -> bool:

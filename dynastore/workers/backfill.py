@@ -176,7 +176,6 @@ def start_backfill(database: Database, table_name: str, index: IndexDefinition) 
         while job.step() is False:  # None: another server holds the job and does it
             pass
         return job
-    spawn = database.background_spawn
 
     def tick() -> None:
         try:
@@ -193,8 +192,7 @@ def start_backfill(database: Database, table_name: str, index: IndexDefinition) 
             schedule(0)
 
     def schedule(delay: float) -> None:
-        run = tick if spawn is None else (lambda: spawn(tick))
-        loop.call_soon_threadsafe(loop.call_later, delay, run)
+        loop.call_soon_threadsafe(loop.call_later, delay, database.run_in_background, tick)
 
     schedule(0)
     return job
@@ -227,11 +225,7 @@ class BackfillWatch:
             self._handle = None
 
     def _tick(self) -> None:
-        spawn = self.database.background_spawn
-        if spawn is not None:  # the catalogue's reload parks instead of blocking the loop
-            spawn(self._look)
-        else:
-            self._look()
+        self.database.run_in_background(self._look)
         if self._handle is not None:
             self._handle = self.loop.call_later(self.interval, self._tick)
 

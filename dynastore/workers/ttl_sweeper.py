@@ -229,11 +229,7 @@ class SweeperSchedule:
             self._handle = None
 
     def _tick(self) -> None:
-        spawn = self.database.background_spawn
-        if spawn is not None:  # a shared store: the pass parks instead of blocking the loop
-            spawn(self._pass)
-        else:
-            self._pass()
+        self.database.run_in_background(self._pass)
 
     def _pass(self) -> None:
         deleted = 0

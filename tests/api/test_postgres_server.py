@@ -247,11 +247,8 @@ def create_table(client: Any, name: str) -> None:
 def own_postgres() -> Iterator[throwaway.ThrowawayPostgres]:
     """A cluster of this module's own, which its tests stop and restart."""
     skip_or_fail_without_postgres()
-    server = throwaway.ThrowawayPostgres().start()
-    try:
+    with throwaway.started_cluster() as server:
         yield server
-    finally:
-        server.remove()
 
 
 @dataclass
@@ -492,19 +489,26 @@ def overlapping(load: Load, start: float, end: float) -> list[Outcome]:
 
 
 @pytest.mark.slow
-def test_a_postgres_restart_while_serving_gets_500s_then_recovers(served: Served) -> None:
-    puts = Puts(served.table)
-    load = Load(served.endpoint, puts.step).start()
+def restart_under_load(served: Served, step: Callable[..., Any], operations: set[str]) -> tuple[Load, float, float]:
+    """Restart PostgreSQL while ``step`` runs in the load threads; returns
+    the load (stopped) and when the restart began and ended."""
+    load = Load(served.endpoint, step).start()
     try:
         load_until(load, 30)
         stopping = load.event("restarting")
         served.postgres.restart()
         back = load.event("restarted")
-        recovery_s = load.wait_for_recovery(back, {"PutItem", "GetItem"})
+        recovery_s = load.wait_for_recovery(back, operations)
         time.sleep(0.5)
     finally:
         load.stop()
     print(f"restart took {back - stopping:.2f} s; recovered {recovery_s:.2f} s later; {load.summary()}")
+    return load, stopping, back
+
+
+def test_a_postgres_restart_while_serving_gets_500s_then_recovers(served: Served) -> None:
+    puts = Puts(served.table)
+    load, stopping, back = restart_under_load(served, puts.step, {"PutItem", "GetItem"})
     assert overlapping(load, stopping, back), "no request was in flight during the restart"
     load.check(served)
     puts.check_stored(boto3_client(served.endpoint))
@@ -630,17 +634,7 @@ class Transactions:
 @pytest.mark.slow
 def test_transactions_during_a_postgres_restart_apply_whole_or_not_at_all(served: Served) -> None:
     transactions = Transactions(served.table)
-    load = Load(served.endpoint, transactions.step).start()
-    try:
-        load_until(load, 30)
-        stopping = load.event("restarting")
-        served.postgres.restart()
-        back = load.event("restarted")
-        recovery_s = load.wait_for_recovery(back, {"TransactWriteItems", "TransactGetItems"})
-        time.sleep(0.5)
-    finally:
-        load.stop()
-    print(f"restart took {back - stopping:.2f} s; recovered {recovery_s:.2f} s later; {load.summary()}")
+    load, stopping, back = restart_under_load(served, transactions.step, {"TransactWriteItems", "TransactGetItems"})
     assert overlapping(load, stopping, back), "no transaction was in flight during the restart"
     load.check(served)
     transactions.check_stored(boto3_client(served.endpoint))

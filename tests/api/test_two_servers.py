@@ -42,6 +42,7 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -936,6 +937,35 @@ def scan_keys(client: Any, table: str) -> set[str]:
     return {item["pk"]["S"] for item in client.scan(TableName=table, ConsistentRead=True)["Items"]}
 
 
+@dataclass
+class NamedServers:
+    """Servers X and Y on a database of their own, each connection of
+    each carrying its server's name as application_name (pg_locks says
+    who holds a job's lock)."""
+
+    database: str
+    processes: dict[str, Any]
+
+    def kill(self, name: str) -> None:
+        killed = self.processes.pop(name)
+        kill_9(killed)
+        stop_server(killed)  # closes its log
+
+
+@contextmanager
+def named_servers(postgres_server: Any) -> Iterator[NamedServers]:
+    database_url = postgres_server.new_database()
+    servers = NamedServers(database_url.rsplit("/", 1)[1], {})
+    try:
+        for name in ("dynastore-x", "dynastore-y"):
+            servers.processes[name], url = start_server("--postgres", f"{database_url}?application_name={name}")
+            servers.processes[name].url = url
+        yield servers
+    finally:
+        for process in servers.processes.values():
+            stop_server(process)
+
+
 @pytest.mark.slow
 def test_the_ttl_sweeper_runs_once_and_moves_when_its_server_is_killed(postgres_server: Any) -> None:
     """Two servers on a database of their own: one of them holds the
@@ -943,13 +973,8 @@ def test_the_ttl_sweeper_runs_once_and_moves_when_its_server_is_killed(postgres_
     expired items written through both are each deleted once (one REMOVE
     record by the service each); after kill -9 of the holder, the other
     server takes the lock and sweeps what is written next."""
-    database_url = postgres_server.new_database()
-    database = database_url.rsplit("/", 1)[1]
-    processes: dict[str, Any] = {}
-    try:
-        for name in ("dynastore-x", "dynastore-y"):
-            processes[name], url = start_server("--postgres", f"{database_url}?application_name={name}")
-            processes[name].url = url
+    with named_servers(postgres_server) as servers:
+        database, processes = servers.database, servers.processes
         x = make_client(processes["dynastore-x"].url)
         x.create_table(
             TableName="expiring", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
@@ -966,9 +991,7 @@ def test_the_ttl_sweeper_runs_once_and_moves_when_its_server_is_killed(postgres_
         expired = put_expired(clients[holder], "expiring", "a") + put_expired(clients[survivor], "expiring", "b")
         wait_for(lambda: not scan_keys(clients[survivor], "expiring"), "the first expired items are swept")
 
-        killed = processes.pop(holder)
-        kill_9(killed)
-        stop_server(killed)  # closes its log
+        servers.kill(holder)
         expired += put_expired(clients[survivor], "expiring", "c")
         wait_for(lambda: sweeper_holder(postgres_server, database) == survivor,
                  f"{survivor} takes the sweeper's lock after {holder} was killed")
@@ -978,9 +1001,6 @@ def test_the_ttl_sweeper_runs_once_and_moves_when_its_server_is_killed(postgres_
                           for record in read_stream(processes[survivor].url, "expiring")
                           if record["eventName"] == "REMOVE")
         assert removed == Counter(expired), "each expired item must be deleted exactly once"
-    finally:
-        for process in processes.values():
-            stop_server(process)
 
 
 BACKFILL_ITEMS = 12000
@@ -1006,13 +1026,8 @@ def test_a_gsi_backfill_moves_when_its_server_is_killed(postgres_server: Any) ->
     it (its job lock in pg_locks); kill -9 of X half-way; server Y, asked
     nothing, takes the job over where X stopped (the lock is Y's) and the
     index ends ACTIVE with every item in it."""
-    database_url = postgres_server.new_database()
-    database = database_url.rsplit("/", 1)[1]
-    processes: dict[str, Any] = {}
-    try:
-        for name in ("dynastore-x", "dynastore-y"):
-            processes[name], url = start_server("--postgres", f"{database_url}?application_name={name}")
-            processes[name].url = url
+    with named_servers(postgres_server) as servers:
+        database, processes = servers.database, servers.processes
         x, y = make_client(processes["dynastore-x"].url), make_client(processes["dynastore-y"].url)
         x.create_table(
             TableName="filled", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
@@ -1031,9 +1046,7 @@ def test_a_gsi_backfill_moves_when_its_server_is_killed(postgres_server: Any) ->
         )
         wait_for(lambda: "dynastore-x" in job_lock_holders(postgres_server, database).values(),
                  "server X backfills the index it added", timeout=10)
-        killed = processes.pop("dynastore-x")
-        kill_9(killed)
-        stop_server(killed)
+        servers.kill("dynastore-x")
         # No request reaches Y meanwhile: it takes the job up by itself (BackfillWatch).
         wait_for(lambda: "dynastore-y" in job_lock_holders(postgres_server, database).values(),
                  "server Y takes over the backfill", timeout=15)
@@ -1050,7 +1063,3 @@ def test_a_gsi_backfill_moves_when_its_server_is_killed(postgres_server: Any) ->
                     break
                 request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         assert sorted(indexed) == sorted(f"item-{number}" for number in range(BACKFILL_ITEMS))
-    finally:
-        for process in processes.values():
-            stop_server(process)
-
