@@ -32,6 +32,8 @@ from dynastore import __version__
 
 if TYPE_CHECKING:
     from dynastore.database import Database
+    from dynastore.protocol.sigv4 import SignatureVerifier
+    from dynastore.protocol.tls import TlsSettings
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -103,6 +105,26 @@ def build_parser() -> argparse.ArgumentParser:
         "1,000 WCU per partition); observe: count and report only (docs/throughput.md; "
         "default %(default)s)",
     )
+    serve.add_argument(
+        "--credentials", metavar="FILE", default=None,
+        help="verify every request's SigV4 signature against the access keys in FILE, one "
+        "ACCESS_KEY_ID:SECRET[:ACCOUNT_ID[:FLAGS]] a line (also $DYNASTORE_CREDENTIALS; "
+        "docs/security.md); without it any signed request is accepted",
+    )
+    serve.add_argument(
+        "--single-region", action="store_true", default=None,
+        help="one namespace of tables for every region (also $DYNASTORE_SINGLE_REGION=1), "
+        "for tools that disagree about the region; by default tables are per region",
+    )
+    serve.add_argument(
+        "--tls-cert", metavar="FILE", default=None,
+        help="serve HTTPS with this PEM certificate chain (with --tls-key; also "
+        "$DYNASTORE_TLS_CERT; docs/adr/0007-tls.md)",
+    )
+    serve.add_argument(
+        "--tls-key", metavar="FILE", default=None,
+        help="the certificate's PEM private key, unencrypted (also $DYNASTORE_TLS_KEY)",
+    )
     console = commands.add_parser(
         "console", help="serve the web console for any DynamoDB-compatible endpoint"
     )
@@ -146,13 +168,25 @@ def serve(arguments: argparse.Namespace) -> int:
     shared = isinstance(location, str)
     """PostgreSQL: this server is one of many over one database; its engine
     runs many requests at once in greenlets (ADR 0005)."""
+    from dynastore.protocol.tls import TlsConfigurationError, settings_from
+
+    try:  # checked before anything listens (ADR 0007)
+        tls = settings_from(arguments.tls_cert, arguments.tls_key)
+    except TlsConfigurationError as error:
+        print(f"dynastore: {error}", file=sys.stderr)
+        return 1
+    try:  # a bad credentials file stops the server before it listens
+        security = security_settings(arguments)
+    except ValueError as error:
+        print(f"dynastore: {error}", file=sys.stderr)
+        return 1
     front: FrontProcess | None = None
     if not arguments.single_process and front_process_supported():
         engine_connections = engine_connections_from_environment(shared)
         # The front starts first, so its interpreter and imports overlap the
         # engine's (the engine serves every connection itself until it is up).
         try:
-            front = FrontProcess.start(arguments.host, arguments.port, arguments.log_level)
+            front = FrontProcess.start(arguments.host, arguments.port, arguments.log_level, tls)
             front.engine_connections = engine_connections
         except CannotListen as error:  # the address is in use, or not ours to bind
             print(f"dynastore: cannot listen on {arguments.host}:{arguments.port}: {error}",
@@ -181,14 +215,22 @@ def serve(arguments: argparse.Namespace) -> int:
         return 1
     if arguments.gsi_lag_ms is not None:
         database.gsi_lag_seconds = max(0.0, arguments.gsi_lag_ms / 1000)
+    from dynastore.namespaces import Namespaces
+
+    namespaces = Namespaces.of(database)
+    namespaces.single_region = security.single_region
     if arguments.throughput != "off":
         from dynastore.throughput import enable
 
-        enable(database, arguments.throughput)
+        mode = arguments.throughput
+        namespaces.on_open(lambda namespace: enable(namespace, mode))
     where = "in memory" if location is None else str(getattr(database.storage, "location", location))
     try:
         run_event_loop(
-            serve_until_signalled(database, arguments.host, arguments.port, where, front, shared)
+            serve_until_signalled(
+                database, arguments.host, arguments.port, where, front, shared, tls,
+                verifier=security.verifier,
+            )
         )
     except CannotListen as error:
         print(f"dynastore: cannot listen on {arguments.host}:{arguments.port}: {error}", file=sys.stderr)
@@ -204,6 +246,46 @@ def serve(arguments: argparse.Namespace) -> int:
 
 
 POSTGRES_VARIABLE = "DYNASTORE_POSTGRES"
+CREDENTIALS_VARIABLE = "DYNASTORE_CREDENTIALS"
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
+
+
+class SecuritySettings:
+    """Who may call the server (docs/security.md): a signature verifier
+    over the credentials file's keys, or None (any signed request), and
+    whether every region is one namespace."""
+
+    def __init__(self, verifier: SignatureVerifier | None, single_region: bool) -> None:
+        self.verifier = verifier
+        self.single_region = single_region
+
+
+def security_settings(arguments: argparse.Namespace) -> SecuritySettings:
+    """From --credentials / $DYNASTORE_CREDENTIALS and --single-region /
+    $DYNASTORE_SINGLE_REGION; a bad credentials file is a ValueError naming
+    the file and line. Warns when the server is open to the network unverified."""
+    from dynastore.namespaces import SINGLE_REGION_VARIABLE
+
+    path = arguments.credentials or os.environ.get(CREDENTIALS_VARIABLE) or None
+    single_region = arguments.single_region
+    if single_region is None:
+        single_region = os.environ.get(SINGLE_REGION_VARIABLE, "").lower() in ("1", "true", "yes", "on")
+    verifier = None
+    if path is not None:
+        from dynastore.protocol.credentials import load_credentials
+        from dynastore.protocol.sigv4 import SignatureVerifier
+
+        keys = load_credentials(path)
+        if not keys:
+            raise ValueError(f"{path}: no access keys (one ACCESS_KEY_ID:SECRET a line)")
+        verifier = SignatureVerifier(keys)
+    elif arguments.host not in LOOPBACK_HOSTS:
+        print(
+            f"dynastore: warning: listening on {arguments.host} without --credentials: anyone who "
+            "can reach this port can read and write every table (docs/security.md)",
+            file=sys.stderr,
+        )
+    return SecuritySettings(verifier, bool(single_region))
 def open_database(location: Path | str | None) -> Database:
     from dynastore.database import Database
 
@@ -271,7 +353,9 @@ class FrontProcess:
         """How many connections the engine serves itself ($DYNASTORE_ENGINE_CONNECTIONS)."""
 
     @classmethod
-    def start(cls, host: str, port: int, log_level: str) -> FrontProcess:
+    def start(
+        cls, host: str, port: int, log_level: str, tls: TlsSettings | None = None
+    ) -> FrontProcess:
         from dynastore.protocol.engine import bind_listening_sockets, start_front
 
         try:
@@ -279,7 +363,8 @@ class FrontProcess:
         except OSError as error:
             raise CannotListen(str(error)) from error
         try:
-            process, link, handoff = start_front(log_level)
+            tls_files = None if tls is None else (tls.cert_path, tls.key_path)
+            process, link, handoff = start_front(log_level, tls_files)
         except BaseException:
             for sock in listening:
                 sock.close()
@@ -329,6 +414,8 @@ async def serve_until_signalled(
     where: str,
     front: FrontProcess | None = None,
     shared: bool = False,
+    tls: TlsSettings | None = None,
+    verifier: SignatureVerifier | None = None,
 ) -> None:
     from dynastore.protocol.engine import EngineServer
     from dynastore.protocol.server import Server
@@ -337,17 +424,22 @@ async def serve_until_signalled(
     if front is None:
         # PostgreSQL: requests in greenlets, statements batched (ADR 0005);
         # otherwise one at a time, with group commit (ADR 0002).
-        server = Server(database, host, port, group_commit=not shared, pipelined=shared)
+        server = Server(database, host, port, group_commit=not shared, pipelined=shared,
+                        ssl_context=None if tls is None else tls.context)
     else:
         server = EngineServer(
             database, front.listening, front.process, front.link, front.handoff,
             engine_connections=front.engine_connections,
+            ssl_context=None if tls is None else tls.context,
         )
     # The console (/console) is served beside the API and calls it in-process,
     # exactly as any client would (dynastore/console).
     from dynastore.console import with_console
+    from dynastore.protocol.app import Application
 
-    server.application = with_console(server.application, region=database.region)
+    server.application = with_console(
+        Application(database, verifier), region=database.region, require_signature=verifier is not None
+    )
     try:
         bound_host, bound_port = await server.start()
     except OSError as error:  # the address is in use, or not ours to bind
@@ -358,24 +450,36 @@ async def serve_until_signalled(
         loop.add_signal_handler(signal_number, stop_requested.set)
     server.on_failure = lambda error: stop_requested.set()
     url = listen_url(bound_host, bound_port)
+    if tls is not None:
+        url = "https" + url.removeprefix("http")
     print(f"dynastore {__version__} listening on {url} (data: {where})", flush=True)
     print(f"console: {url}/console", flush=True)
     # Import the remaining operations once the first requests had their chance:
     # startup stays fast, and no later request pays for an import.
     loop.call_later(OPERATIONS_PRELOAD_DELAY_SECONDS, warm_up)
     # Background jobs, each a bounded step on this loop between requests (ADR 0000).
+    from dynastore.namespaces import Namespaces
     from dynastore.streams_api.triggers import TriggerRunner
     from dynastore.workers.backfill import BackfillWatch
     from dynastore.workers.ttl_sweeper import SweeperSchedule
 
-    sweeper = SweeperSchedule(database, loop).start()
-    triggers = TriggerRunner(database).start(loop)
-    backfills = BackfillWatch(database, loop).start()  # a shared store: take over a dead server's
+    jobs: list[Any] = []
+
+    def start_jobs(namespace: Database) -> None:
+        """Every namespace's background jobs, on this loop, as each opens."""
+        namespace.background_loop = database.background_loop
+        namespace.background_spawn = database.background_spawn
+        jobs.append(SweeperSchedule(namespace, loop).start())
+        jobs.append(TriggerRunner(namespace).start(loop))
+        jobs.append(BackfillWatch(namespace, loop).start())  # a shared store: take over a dead server's
+
+    namespaces = Namespaces.of(database)
+    namespaces.open_stored()
+    namespaces.on_open(start_jobs)
     await stop_requested.wait()
     logger.info("stopping: finishing requests in progress")
-    sweeper.stop()
-    triggers.stop()
-    backfills.stop()
+    for job in jobs:
+        job.stop()
     await server.stop()
     if server.failure is not None:
         raise StorageFailed(str(server.failure)) from server.failure

@@ -25,6 +25,13 @@ import orjson
 
 from dynastore import limits
 from dynastore.engine import indexes as index_engine
+from dynastore.engine.namespaces import (
+    DEFAULT_ACCOUNT_ID,
+    DEFAULT_REGION,
+    Namespace,
+    namespace_of_storage_name,
+    storage_prefix,
+)
 from dynastore.engine.schema import (
     INDEX_STORAGE_MARKER,
     IndexDefinition,
@@ -49,8 +56,6 @@ from dynastore.storage.base import (
 from dynastore.streams_api.store import StreamStore
 from dynastore.types.keys import partition_hash
 
-DEFAULT_REGION = "us-east-1"
-DEFAULT_ACCOUNT_ID = "000000000000"
 GIGABYTE = 1 << 30
 ITEM_COLLECTION_CAP_VARIABLE = "DYNASTORE_ITEM_COLLECTION_MAX_BYTES"
 
@@ -137,11 +142,21 @@ class Database:
         clock: Callable[[], float] = time.time,
         region: str = DEFAULT_REGION,
         account_id: str = DEFAULT_ACCOUNT_ID,
+        faults: FaultRules | None = None,
     ) -> None:
         self.storage = storage
         self.clock = clock
         self.region = region
         self.account_id = account_id
+        self.namespace = Namespace(account_id, region)
+        """The (account, region) whose tables this Database holds; the other
+        namespaces of the same store are Databases of their own over the same
+        storage (dynastore/namespaces.py)."""
+        self.storage_prefix = storage_prefix(self.namespace)
+        """Prefix of this namespace's storage names (dynastore/engine/namespaces.py)."""
+        self.namespaces: Any = None
+        """The store's registry of namespaces (dynastore/namespaces.py), kept
+        on the default namespace's Database once made."""
         self.gsi_lag_seconds = gsi_lag_from_environment()
         """GSI propagation delay (DynamoDB's eventual consistency made visible);
         0 applies GSI changes with the write, as tests expect by default."""
@@ -150,8 +165,8 @@ class Database:
         LSIs; None (the default, 10 GB) leaves it unchecked, since measuring
         costs a read of the whole collection on every write."""
         self.tables: dict[str, TableSchema] = {}
-        # Transactions (issue 4): armed fault rules.
-        self.faults = FaultRules()
+        # Transactions (issue 4): armed fault rules, shared by a store's namespaces.
+        self.faults = faults if faults is not None else FaultRules()
         self.throughput: Any = None
         """The throughput model (issue 7, dynastore/throughput/); None while off."""
         self.outbox_id = 0
@@ -167,6 +182,7 @@ class Database:
         self.streams = StreamStore(self, [])
         """Every stream (issue 5): their descriptions; records and shards are in storage."""
         self._catalogue_version = 0
+        self._catalogue_changes_seen = 0
         self._catalogue_lock = threading.Lock()
         self.background_loop: Any = None
         """The event loop a server runs background work on (a backfill started
@@ -178,21 +194,28 @@ class Database:
         # Dynastore's own storage tables are created here, outside any write's
         # transaction, so a rolled-back write can never take one back with it.
         if not self.outbox_id:
-            self.outbox_id = self.storage.create_table(GSI_OUTBOX_NAME, b"{}")
+            self.outbox_id = self.storage.create_table(self.storage_name(GSI_OUTBOX_NAME), b"{}")
         if not self.tokens_id:
-            self.tokens_id = self.storage.create_table(TRANSACTION_TOKENS_NAME, b"{}")
+            self.tokens_id = self.storage.create_table(self.storage_name(TRANSACTION_TOKENS_NAME), b"{}")
         if not self.jobs_id:
-            self.jobs_id = self.storage.create_table(JOBS_NAME, b"{}")
+            self.jobs_id = self.storage.create_table(self.storage_name(JOBS_NAME), b"{}")
         self._outbox_queued = 1  # whatever a previous run left is looked at once
 
     def _load_catalogue(self) -> None:
         """(Re)build the in-memory catalogue from storage: tables with their
-        index storage ids, streams, dynastore's own storage tables."""
+        index storage ids, streams, dynastore's own storage tables (of this
+        namespace only; names as they are within it)."""
+        self._catalogue_changes_seen = self.storage.catalogue_changes()
         self._catalogue_version = self.storage.catalogue_version()  # before the tables: never newer
         tables: dict[str, TableSchema] = {}
         index_ids: dict[str, int] = {}
         stream_records: list[TableRecord] = []
         for record in self.storage.load_tables():
+            namespace, name = namespace_of_storage_name(record.name)
+            if namespace != self.namespace and record.name != CLOCK_NAME:  # one clock a store
+                continue
+            if name != record.name:
+                record = replace(record, name=name)
             if STREAM_STORAGE_MARKER in record.name:  # a stream's records (issue 5)
                 stream_records.append(record)
             elif INDEX_STORAGE_MARKER in record.name:  # an index's entries, not a table
@@ -282,7 +305,7 @@ class Database:
         if not self._catalogue_lock.acquire(blocking=False):
             return self._wait_for_refresh()
         try:
-            if not storage.catalogue_changed_elsewhere() and (
+            if storage.catalogue_changes() == self._catalogue_changes_seen and (
                 not check or storage.catalogue_version() == self._catalogue_version
             ):
                 return False
@@ -337,6 +360,10 @@ class Database:
                 raise table_not_found(name)
         return schema
 
+    def storage_name(self, name: str) -> str:
+        """The store-wide name of this namespace's storage table ``name``."""
+        return self.storage_prefix + name
+
     def table_arn(self, name: str) -> str:
         return f"arn:aws:dynamodb:{self.region}:{self.account_id}:table/{name}"
 
@@ -344,7 +371,7 @@ class Database:
     def create_table(self, schema: TableSchema) -> TableSchema:
         """Register a new table; returns its schema with the storage id filled in."""
         with self.storage.transaction():
-            table_id = self.storage.create_table(schema.name, schema.to_metadata())
+            table_id = self.storage.create_table(self.storage_name(schema.name), schema.to_metadata())
             created = replace(schema, table_id=table_id, generation=self.storage.first_generation)
             if schema.indexes:
                 created = replace(created, indexes=tuple(
@@ -357,7 +384,7 @@ class Database:
 
     def create_index_storage(self, schema: TableSchema, index: IndexDefinition) -> IndexDefinition:
         """Register the storage table of an index; returns it with its id."""
-        name = index_storage_name(schema.name, index.name)
+        name = self.storage_name(index_storage_name(schema.name, index.name))
         return replace(index, storage_id=self.storage.create_table(name, b"{}"))
 
     def index_statistics(self, schema: TableSchema) -> dict[str, tuple[int, int]]:

@@ -39,6 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from dynastore.database import Database
+from dynastore.namespaces import Namespaces
 from dynastore.protocol.app import Application
 
 EMBEDDED_ENDPOINT = "http://dynastore.embedded"
@@ -236,7 +237,8 @@ class EmbeddedDatabase:
     @gsi_lag_seconds.setter
     def gsi_lag_seconds(self, seconds: float) -> None:
         with self._lock:
-            self.database.gsi_lag_seconds = max(0.0, seconds)
+            for namespace in self._namespaces():
+                namespace.gsi_lag_seconds = max(0.0, seconds)
 
     def advance_clock(self, seconds: float) -> float:
         """Move this database's clock forward (TTL expiry, stream retention,
@@ -253,7 +255,12 @@ class EmbeddedDatabase:
         from dynastore.workers.ttl_sweeper import sweep_all
 
         with self._lock:
-            return sweep_all(self.database)
+            return sum(sweep_all(namespace) for namespace in self._namespaces())
+
+    def _namespaces(self) -> list[Database]:
+        """The Databases of every (account, region) this store has opened
+        (dynastore/namespaces.py); ``self.database`` is the default one's."""
+        return Namespaces.of(self.database).all()
 
     def set_throughput(self, mode: str, table_name: str | None = None) -> Any:
         """Switch the capacity model to ``"enforce"``, ``"observe"`` or
@@ -459,5 +466,6 @@ def open(  # noqa: A001
     if throughput not in (None, "off"):
         from dynastore.throughput import enable
 
-        enable(database, throughput)
+        mode = throughput
+        Namespaces.of(database).on_open(lambda namespace: enable(namespace, mode))
     return EmbeddedDatabase(database)

@@ -26,6 +26,7 @@ class DynamoDBError(Exception):
     namespace: ClassVar[str] = DYNAMODB
     status: ClassVar[int] = 400
     default_message: ClassVar[str | None] = None
+    message_field: ClassVar[str] = "message"
 
     def __init__(self, message: str | None = None, **extra_fields: Any) -> None:
         self.message = message if message is not None else self.default_message
@@ -44,7 +45,7 @@ class DynamoDBError(Exception):
     def to_wire(self) -> dict[str, Any]:
         body: dict[str, Any] = {"__type": self.wire_type()}
         if self.message is not None:
-            body["message"] = self.message
+            body[self.message_field] = self.message
         body.update(self.extra_fields)
         return body
 
@@ -79,7 +80,10 @@ class UnrecognizedClientException(DynamoDBError):
 
 
 class AccessDeniedException(DynamoDBError):
+    """DynamoDB words this one's message field with a capital M (as IAM does)."""
+
     namespace = CORAL_SERVICE
+    message_field = "Message"
 
 
 class RequestEntityTooLargeException(DynamoDBError):

@@ -54,6 +54,15 @@ ALL_OPERATIONS: tuple[str, ...] = (
 )
 
 
+READ_OPERATIONS: frozenset[str] = frozenset(
+    operation for operation in ALL_OPERATIONS
+    if operation.startswith(("Describe", "List"))
+    or operation in ("GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems", "GetResourcePolicy")
+)
+"""What a ``readonly`` access key may call (docs/security.md): reads of items
+and the Describe/List calls; every DynamoDB Streams call is a read too."""
+
+
 def module_name(operation: str) -> str:
     """``BatchGetItem`` -> ``batch_get_item``."""
     return re.sub(r"(?<!^)(?=[A-Z])", "_", operation).lower()

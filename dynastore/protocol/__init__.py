@@ -2,8 +2,9 @@
 
 - ``app.py``: one request -> one reply (content types, targets, credentials
   presence, errors, the health check, routing of ``/_dynastore/`` admin calls).
-- ``authorization.py``: DynamoDB's credential presence checks (SigV4
-  signature verification is a later issue).
+- ``authorization.py``: DynamoDB's credential presence checks;
+  ``sigv4.py`` verifies signatures against ``credentials.py``'s access keys
+  (``dynastore serve --credentials``, docs/security.md); ``tls.py``: HTTPS.
 - ``http.py``: HTTP/1.1 connections and their bounds, shared by both servers;
   imports nothing of the engine.
 - ``server.py``: the single-process server (HTTP and the database on one loop:

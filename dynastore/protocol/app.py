@@ -8,8 +8,13 @@ adds the headers every response carries (request id, CRC32, length).
 The checks run in DynamoDB's order (as recorded by dynalite's connection
 tests): method and content type (404 ``<UnknownOperationException/>``), JSON
 syntax (SerializationException), target (UnknownOperationException),
-credentials (MissingAuthenticationToken / IncompleteSignature), empty or
+credentials (MissingAuthenticationToken / IncompleteSignature, and with
+``--credentials`` the signature itself: protocol/sigv4.py), empty or
 non-object body (SerializationException), then the operation itself.
+
+Which Database a request reaches is its namespace (dynastore/namespaces.py):
+the account of its access key (000000000000 without ``--credentials``) and
+the region of its SigV4 credential scope.
 """
 
 from __future__ import annotations
@@ -23,17 +28,23 @@ import orjson
 
 from dynastore import limits
 from dynastore.admin_time import ADMIN_TIME_PATHS, handle_admin_time
+from dynastore.engine.namespaces import DEFAULT_ACCOUNT_ID, DEFAULT_REGION
 from dynastore.errors import (
+    AccessDeniedException,
     DynamoDBError,
     InternalServerError,
+    InvalidSignatureException,
+    LimitExceededException,
     RequestEntityTooLargeException,
     SerializationException,
     UnknownOperationException,
 )
 from dynastore.faults import handle_admin as handle_faults_admin
-from dynastore.ops import ALL_OPERATIONS, dispatch
+from dynastore.namespaces import Namespaces, TooManyNamespaces
+from dynastore.ops import ALL_OPERATIONS, READ_OPERATIONS, dispatch
 from dynastore.protocol.authorization import check_credentials_present
 from dynastore.protocol.http import APPLICATION_JSON, JSON_1_0, TEXT_PLAIN, Reply
+from dynastore.protocol.sigv4 import Caller, SignatureVerifier, credential_scope_region
 from dynastore.storage.errors import StorageUnavailable
 from dynastore.streams_api import dispatch_streams
 from dynastore.streams_api.triggers import ADMIN_TRIGGERS_PATH, handle_admin_triggers
@@ -65,6 +76,10 @@ ADMIN_ROUTES: dict[bytes, AdminHandler] = {
     **{path.encode(): handle_admin_time for path in ADMIN_TIME_PATHS},
     ADMIN_TRIGGERS_PATH.encode(): handle_admin_triggers,
 }
+
+IDENTITY_PATH = b"/_dynastore/identity"
+"""Who the request's key is and which regions its account has tables in (the
+console's sign-in and region picker); any verified key may ask."""
 
 ACCEPTED_CONTENT_TYPES = (JSON_1_0, APPLICATION_JSON)
 
@@ -136,17 +151,23 @@ def _has_credentials_fast(authorization: bytes | None, headers: dict[bytes, byte
 
 
 class Application:
-    """Turns requests into replies against one Database."""
+    """Turns requests into replies against the namespaces of one store.
 
-    def __init__(self, database: Database) -> None:
+    ``database`` is the default namespace's Database; with a ``verifier``
+    (``dynastore serve --credentials``) every request must be signed by one
+    of its keys, and reaches the namespace of that key's account."""
+
+    def __init__(self, database: Database, verifier: SignatureVerifier | None = None) -> None:
         self.database = database
+        self.namespaces = Namespaces.of(database)
+        self.verifier = verifier
         self.health_body = f"healthy: dynamodb.{database.region}.amazonaws.com ".encode()
 
     def handle(self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes) -> Reply:
         """The reply to one request; never raises."""
         if url.startswith(ADMIN_PATH_PREFIX):
-            reply = self.handle_admin(method, url, body)
-        elif method == b"POST":
+            return self.handle_admin(method, url, headers, body)  # never for other sites: no CORS
+        if method == b"POST":
             reply = self.handle_api_call(url, headers, body)
         else:
             reply = self.handle_other(method, headers)
@@ -154,9 +175,21 @@ class Application:
             return (reply[0], reply[1], reply[2], CORS_ALLOW_ANY_ORIGIN)
         return reply
 
-    def handle_admin(self, method: bytes, url: bytes, body: bytes) -> Reply:
-        """``/_dynastore/...``: JSON in, JSON out, no DynamoDB wire rules."""
+    def handle_admin(self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes) -> Reply:
+        """``/_dynastore/...``: JSON in, JSON out, no DynamoDB wire rules.
+        A browser page of another site is refused (no CSRF); with
+        credentials the request must be signed, by an ``admin`` key but for
+        the identity route; it reaches the namespace it is signed for."""
         path, _, query = url.partition(b"?")
+        if _cross_site(headers):
+            return ADMIN_CROSS_SITE
+        try:
+            caller = self.admin_caller(method, url, headers, body, path == IDENTITY_PATH)
+        except DynamoDBError as error:
+            return (error.status, APPLICATION_JSON, orjson.dumps(error.to_wire()), b"")
+        database = self.database_of(caller, headers.get(b"authorization"), query)
+        if path == IDENTITY_PATH:
+            return (200, APPLICATION_JSON, orjson.dumps(self.identity(caller, database)), b"")
         handler = next(
             (handler for prefix, handler in ADMIN_ROUTES.items()
              if path == prefix or path.startswith(prefix + b"/")),
@@ -166,14 +199,56 @@ class Application:
             return ADMIN_NOT_FOUND
         try:
             if handler is handle_admin_metrics and method == b"GET" and b"format=prometheus" in query:
-                return (200, PROMETHEUS_CONTENT_TYPE.encode(), prometheus_metrics(self.database), b"")
+                return (200, PROMETHEUS_CONTENT_TYPE.encode(), prometheus_metrics(database), b"")
             status, answer = handler(
-                self.database, method.decode("latin-1"), path.decode("latin-1"), body or None
+                database, method.decode("latin-1"), path.decode("latin-1"), body or None
             )
         except Exception:
             logger.exception("internal error in the admin API at %r", url)
             return (500, APPLICATION_JSON, b'{"message":"Internal server error"}', b"")
         return (status, APPLICATION_JSON, orjson.dumps(answer), b"")
+
+    def admin_caller(
+        self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes, any_key: bool
+    ) -> Caller | None:
+        """Who signed an admin request (None without credentials configured)."""
+        if self.verifier is None:
+            return None
+        caller = self.verifier.verify(method, url, headers, body)
+        if not any_key and not caller.key.admin:
+            raise AccessDeniedException(
+                f"User: {_user_arn(caller)} is not authorized to call dynastore's admin routes: "
+                "its access key has no admin flag (docs/security.md)"
+            )
+        return caller
+
+    def identity(self, caller: Caller | None, database: Database) -> dict[str, Any]:
+        account = caller.key.account_id if caller is not None else DEFAULT_ACCOUNT_ID
+        regions = set(self.namespaces.regions_with_tables(account)) | {database.region}
+        return {
+            "account": account,
+            "accessKeyId": caller.key.access_key_id if caller is not None else None,
+            "readonly": caller.key.readonly if caller is not None else False,
+            "admin": caller.key.admin if caller is not None else True,
+            "region": database.region,
+            "regions": sorted(regions),
+            "singleRegion": self.namespaces.single_region,
+        }
+
+    def database_of(self, caller: Caller | None, authorization: bytes | None, query: bytes) -> Database:
+        """The namespace a request reaches: its key's account (the default
+        one without credentials) in the region of its credential scope."""
+        if caller is not None:
+            account, region = caller.key.account_id, caller.region
+        else:
+            account = DEFAULT_ACCOUNT_ID
+            region = credential_scope_region(authorization, query) or DEFAULT_REGION
+        try:
+            return self.namespaces.get(account, region)
+        except ValueError as error:  # not a region name dynastore can keep tables under
+            raise InvalidSignatureException(str(error)) from None
+        except TooManyNamespaces as error:
+            raise LimitExceededException(str(error)) from None
 
     def handle_other(self, method: bytes, headers: dict[bytes, bytes]) -> Reply:
         if method == b"OPTIONS" and b"origin" in headers:
@@ -207,6 +282,7 @@ class Application:
 
     def call(self, url: bytes, headers: dict[bytes, bytes], body: bytes) -> bytes:
         """Decode, authenticate and run one API call; returns the response body."""
+        raw_body = body  # what the signature's payload hash covers
         encoding = headers.get(b"content-encoding")
         if encoding is not None and encoding.strip().lower() == b"gzip":
             body = decompress_gzip(body)
@@ -221,19 +297,84 @@ class Application:
             if not target.startswith(_STREAMS_TARGET_PREFIX_BYTES):
                 raise UnknownOperationException()
             streams_operation = target[len(_STREAMS_TARGET_PREFIX_BYTES):].decode("latin-1")
-        authorization = headers.get(b"authorization")
-        if not _has_credentials_fast(authorization, headers):
-            query = url.partition(b"?")[2]
-            has_date = b"x-amz-date" in headers or b"date" in headers
-            check_credentials_present(authorization, has_date, query)
+        database = self.authorize(url, headers, raw_body, operation, request)
         if type(request) is not dict:
             raise SerializationException()
         if streams_operation is not None:
-            result = dispatch_streams(self.database, streams_operation, request)
+            result = dispatch_streams(database, streams_operation, request)
         else:
             assert operation is not None
-            result = dispatch(self.database, operation, request)
+            result = dispatch(database, operation, request)
         return result if type(result) is bytes else orjson.dumps(result)
+
+    def authorize(
+        self, url: bytes, headers: dict[bytes, bytes], body: bytes, operation: str | None, request: Any
+    ) -> Database:
+        """Check the request's credentials (and with a verifier, its
+        signature and the key's rights); returns the namespace it reaches."""
+        authorization = headers.get(b"authorization")
+        verifier = self.verifier
+        if verifier is None:
+            query = b""
+            if not _has_credentials_fast(authorization, headers):
+                query = url.partition(b"?")[2]
+                has_date = b"x-amz-date" in headers or b"date" in headers
+                check_credentials_present(authorization, has_date, query)
+            return self.database_of(None, authorization, query)
+        caller = verifier.verify(b"POST", url, headers, body)
+        database = self.database_of(caller, authorization, b"")
+        if caller.key.readonly and operation is not None and operation not in READ_OPERATIONS:
+            raise access_denied(caller, operation, database, request)
+        return database
+
+
+ADMIN_CROSS_SITE: Reply = (
+    403, APPLICATION_JSON, b'{"message":"cross-origin request refused"}', b""
+)
+
+
+def _cross_site(headers: dict[bytes, bytes]) -> bool:
+    """True when a browser sent the request from a page of another site
+    (its Origin names another host than the request's Host)."""
+    origin = headers.get(b"origin")
+    if origin is None:
+        return False
+    if origin == b"null":  # a sandboxed frame or a local file: no site of ours
+        return True
+    host = origin.partition(b"://")[2].split(b"/", 1)[0].lower()
+    return host != headers.get(b"host", b"").lower()
+
+
+def _user_arn(caller: Caller) -> str:
+    """The principal DynamoDB names in AccessDeniedException: dynastore's
+    keys belong to no IAM user, so the access key id stands in for its name."""
+    return f"arn:aws:iam::{caller.key.account_id}:user/{caller.key.access_key_id}"
+
+
+def access_denied(caller: Caller, operation: str, database: Database, request: Any) -> AccessDeniedException:
+    """A ``readonly`` key asked for a write: DynamoDB's words for a missing
+    IAM permission, naming the first table the request writes."""
+    resource = database.table_arn(_first_table(request))
+    return AccessDeniedException(
+        f"User: {_user_arn(caller)} is not authorized to perform: dynamodb:{operation} on resource: "
+        f"{resource} because no identity-based policy allows the dynamodb:{operation} action"
+    )
+
+
+def _first_table(request: Any) -> str:
+    if not isinstance(request, dict):
+        return "*"
+    name = request.get("TableName")
+    if isinstance(name, str):
+        return name.rsplit("/", 1)[-1] if name.startswith("arn:") else name
+    for items in (request.get("RequestItems"), request.get("TransactItems")):
+        if isinstance(items, dict) and items:
+            return str(next(iter(items)))
+        if isinstance(items, list) and items and isinstance(items[0], dict):
+            action = next(iter(items[0].values()), None)
+            if isinstance(action, dict) and isinstance(action.get("TableName"), str):
+                return str(action["TableName"])
+    return "*"
 
 
 def cors_preflight(headers: dict[bytes, bytes]) -> Reply:

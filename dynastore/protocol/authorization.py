@@ -4,8 +4,8 @@ DynamoDB refuses a request without credentials before it looks at the body:
 no ``Authorization`` header (and no ``X-Amz-Algorithm`` query parameter), or
 one that is not ``AWS4-...``, is MissingAuthenticationTokenException; a SigV4
 header lacking one of its parts is IncompleteSignatureException. These checks
-need no secret, so they run now; verifying the signature itself is a later
-issue (any well-formed SigV4 header is accepted).
+need no secret: they run on every request; with ``--credentials`` sigv4.py
+then verifies the signature itself (without, any well-formed header passes).
 
 Wording and order follow DynamoDB as recorded by dynalite's connection tests.
 """

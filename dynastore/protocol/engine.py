@@ -20,6 +20,11 @@ request order. A reply to a write therefore leaves only after its COMMIT:
 
 If the front goes away (or never comes up), the engine serves every new
 connection itself: the server stays up, on one core.
+
+HTTPS (ADR 0007): both processes build a context from the same certificate
+and key. The engine hands over the raw TCP connection, before any TLS byte
+is read; the front does the handshake itself (protocol/tls.py). The
+engine's own connections use its loop's SSL transport.
 """
 
 from __future__ import annotations
@@ -57,8 +62,11 @@ from dynastore.protocol.link import (
     reply_frame,
 )
 from dynastore.protocol.server import Server
+from dynastore.protocol.tls import is_handshake_failure
 
 if TYPE_CHECKING:
+    import ssl
+
     from dynastore.database import Database
 
 logger = logging.getLogger("dynastore.server")
@@ -104,9 +112,12 @@ def bind_listening_sockets(host: str, port: int) -> list[socket.socket]:
     return sockets
 
 
-def start_front(log_level: str) -> tuple[subprocess.Popen[bytes], socket.socket, socket.socket]:
+def start_front(
+    log_level: str, tls_files: tuple[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], socket.socket, socket.socket]:
     """Start the front process; returns it, the engine's end of the link and
-    the engine's end of the socket that hands connections over."""
+    the engine's end of the socket that hands connections over. With
+    ``tls_files`` (certificate chain, key) the front serves TLS."""
     link, front_link = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     handoff, front_handoff = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -116,6 +127,8 @@ def start_front(log_level: str) -> tuple[subprocess.Popen[bytes], socket.socket,
             "--handoff-fd", str(front_handoff.fileno()),
             "--log-level", log_level,
         ]
+        if tls_files is not None:
+            arguments += ["--tls-cert", tls_files[0], "--tls-key", tls_files[1]]
         process = subprocess.Popen(arguments, pass_fds=(front_link.fileno(), front_handoff.fileno()))
     except BaseException:
         link.close()
@@ -373,7 +386,10 @@ class EngineServer:
         handoff: socket.socket,
         application: RequestHandler | None = None,
         engine_connections: int = limits.HTTP_ENGINE_CONNECTIONS,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
+        """``ssl_context`` serves the engine's own connections over TLS (the
+        front was started with the same files, ``start_front``)."""
         self.database = database
         self.listening = listening
         self.front = front
@@ -382,7 +398,7 @@ class EngineServer:
         self.engine_connections = engine_connections
         self.application: RequestHandler = application or Application(database)
         self.group = GroupCommit(database, self._commit_failed)
-        self.local = Server(database)
+        self.local = Server(database, ssl_context=ssl_context)
         """The connections served in this process (its group is ours)."""
         self.local.group = self.group
         self._adopting = 0
@@ -483,8 +499,15 @@ class EngineServer:
 
     def _adopted(self, task: asyncio.Task[None]) -> None:
         self._adopting -= 1
-        if not task.cancelled() and task.exception() is not None:
-            logger.warning("could not serve an accepted connection: %s", task.exception())
+        if task.cancelled() or task.exception() is None:
+            return
+        error = task.exception()
+        if self.local.ssl_context is not None and is_handshake_failure(error):
+            # A plain-HTTP client on the TLS port, a client that does not
+            # trust the certificate, a reset mid-handshake: the client's business.
+            logger.debug("a TLS handshake failed: %s", error)
+            return
+        logger.warning("could not serve an accepted connection: %s", error)
 
     # --- failure and shutdown ---------------------------------------------------
     def _commit_failed(self, error: BaseException) -> None:

@@ -1,6 +1,7 @@
 """The HTTP front process of ``dynastore serve`` (ADR 0003).
 
     python -m dynastore.protocol.front --link-fd L --handoff-fd H
+        [--tls-cert FILE --tls-key FILE] [--log-level LEVEL]
 
 The engine process (protocol/engine.py) accepts every connection; past the
 few it serves itself, it hands each new connection to this process over the
@@ -25,6 +26,12 @@ then it exits 0); the engine sends it when it is told to stop. SIGINT is
 ignored: Ctrl-C in a terminal reaches the whole process group, and the
 engine stops the front itself. If the engine goes away (the link closes), every connection is
 dropped at once and the process exits 1.
+
+HTTPS (ADR 0007): with ``--tls-cert`` and ``--tls-key`` the front builds its
+own SSL context from the files and serves every handed-over connection over
+TLS (protocol/tls.py, a TLS transport on the same reactor); the engine hands
+over the raw TCP connection before its handshake. Without them ssl is never
+imported.
 """
 
 from __future__ import annotations
@@ -35,7 +42,8 @@ import signal
 import socket
 import sys
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from dynastore import limits
 from dynastore.protocol.http import (
@@ -167,9 +175,16 @@ ENGINE_GONE: Reply = (503, b"text/plain", b"Service unavailable", b"")
 class FrontServer(HttpListener):
     """HTTP connections whose requests are answered by the engine."""
 
-    def __init__(self, reactor: Reactor) -> None:
+    def __init__(
+        self,
+        reactor: Reactor,
+        connect: Callable[[Reactor, socket.socket, Any], SocketTransport] | None = None,
+    ) -> None:
+        """``connect`` serves a handed-over socket (``Reactor.connect`` over
+        plain TCP; ``tls.tls_socket_connector``'s over TLS)."""
         super().__init__()
         self.reactor = reactor
+        self.connect = connect or Reactor.connect
         self.link = EngineLink(self)
         self.handed_over = False
         """Whether the engine ever handed a connection over (before that, an
@@ -195,7 +210,7 @@ class FrontServer(HttpListener):
     def adopt_socket(self, sock: socket.socket) -> None:
         """Serve a connection the engine handed over."""
         self._start_ticking()
-        self.reactor.connect(sock, HttpConnection(self))
+        self.connect(self.reactor, sock, HttpConnection(self))
 
     def pause_clients(self) -> None:
         self.clients_paused = True
@@ -287,10 +302,26 @@ class HandoffReceiver:
             self.handoff.close()
 
 
-def run_front(link_fd: int, handoff_fd: int) -> int:
-    """Serve until the engine goes away or SIGTERM; returns the exit status."""
+def run_front(link_fd: int, handoff_fd: int, tls_files: tuple[str, str] | None = None) -> int:
+    """Serve until the engine goes away or SIGTERM; returns the exit status.
+    ``tls_files`` (certificate chain, key) serves every connection over TLS."""
+    connect = None
+    if tls_files is not None:
+        from dynastore.protocol.tls import (
+            TlsConfigurationError,
+            server_context,
+            tls_socket_connector,
+        )
+
+        try:
+            connect = tls_socket_connector(server_context(*tls_files))
+        except TlsConfigurationError as error:
+            # The engine checked the files before it started us: they changed
+            # since. Exiting before HELLO has the engine serve every connection.
+            logger.error("cannot serve TLS: %s", error)
+            return 1
     reactor = Reactor()
-    front = FrontServer(reactor)
+    front = FrontServer(reactor, connect)
     try:
         reactor.connect(socket.socket(fileno=link_fd), front.link)
         receiver = HandoffReceiver(front, socket.socket(fileno=handoff_fd))
@@ -309,7 +340,10 @@ def run_front(link_fd: int, handoff_fd: int) -> int:
     return front.exit_status if front.exit_status is not None else 1
 
 
-USAGE = "usage: python -m dynastore.protocol.front --link-fd L --handoff-fd H [--log-level LEVEL]"
+USAGE = (
+    "usage: python -m dynastore.protocol.front --link-fd L --handoff-fd H "
+    "[--tls-cert FILE --tls-key FILE] [--log-level LEVEL]"
+)
 
 
 def parse_arguments(argv: Sequence[str]) -> dict[str, str]:
@@ -318,8 +352,10 @@ def parse_arguments(argv: Sequence[str]) -> dict[str, str]:
     if len(argv) % 2:
         raise SystemExit(USAGE)
     options = dict(zip(argv[::2], argv[1::2], strict=True))
-    known = {"--link-fd", "--handoff-fd", "--log-level"}
+    known = {"--link-fd", "--handoff-fd", "--log-level", "--tls-cert", "--tls-key"}
     if not options.keys() <= known or not {"--link-fd", "--handoff-fd"} <= options.keys():
+        raise SystemExit(USAGE)
+    if ("--tls-cert" in options) != ("--tls-key" in options):
         raise SystemExit(USAGE)
     return options
 
@@ -331,7 +367,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    return run_front(int(options["--link-fd"]), int(options["--handoff-fd"]))
+    tls_files = None
+    if "--tls-cert" in options:
+        tls_files = (options["--tls-cert"], options["--tls-key"])
+    return run_front(int(options["--link-fd"]), int(options["--handoff-fd"]), tls_files)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,8 @@ from dynastore.protocol.http import (
 )
 
 if TYPE_CHECKING:
+    import ssl
+
     from dynastore.database import Database
     from dynastore.protocol.http import Reply
 
@@ -69,10 +71,13 @@ class Server(HttpListener):
         max_connections: int = MAX_CONNECTIONS,
         group_commit: bool = False,
         pipelined: bool = False,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         """``pipelined`` runs each request in a greenlet with its statements
-        batched (a store other servers share; never with ``group_commit``)."""
+        batched (a store other servers share; never with ``group_commit``);
+        ``ssl_context`` serves HTTPS (ADR 0007)."""
         super().__init__(idle_connection_seconds, stalled_request_seconds, max_connections)
+        self.ssl_context = ssl_context
         self.database = database
         self.group: GroupCommit | None = (
             GroupCommit(database, self._commit_failed) if group_commit else None

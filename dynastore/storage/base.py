@@ -256,10 +256,11 @@ class Storage(ABC):
         (0, always, on an exclusive store: only this process changes it)."""
         return 0
 
-    def catalogue_changed_elsewhere(self) -> bool:
-        """Whether another server announced a catalogue change since the last
-        call (without waiting: a shared store polls its notifications)."""
-        return False
+    def catalogue_changes(self) -> int:
+        """How many catalogue changes other servers have announced so far
+        (without waiting: a shared store polls its notifications); a reader
+        compares it with the count it last saw."""
+        return 0
 
     def snapshot(self, expected_rows: int | None = None) -> AbstractContextManager[None]:
         """Reads inside see one snapshot of the store: a Query or Scan page

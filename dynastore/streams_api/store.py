@@ -241,7 +241,9 @@ class StreamStore:
         if schema.sort_key is not None:
             key_schema.append({"AttributeName": schema.sort_key.name, "KeyType": "RANGE"})
         with self.storage.transaction():
-            storage_id = self.storage.create_table(streams.stream_storage_name(schema.name, label), b"{}")
+            storage_id = self.storage.create_table(
+                self.database.storage_name(streams.stream_storage_name(schema.name, label)), b"{}"
+            )
             log = StreamLog(arn, label, schema.name, view_type, key_schema, now, storage_id)
             self.storage.update_table_metadata(storage_id, log.metadata())
             start = streams.FIRST_SEQUENCE

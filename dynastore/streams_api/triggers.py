@@ -120,7 +120,9 @@ class TriggerBook:
     def save(self, trigger: Trigger) -> None:
         storage = self.database.storage
         if self.database.streams.triggers_storage_id is None:
-            self.database.streams.triggers_storage_id = storage.create_table(TRIGGERS_STORAGE_NAME, b"{}")
+            self.database.streams.triggers_storage_id = storage.create_table(
+                self.database.storage_name(TRIGGERS_STORAGE_NAME), b"{}"
+            )
         data = orjson.dumps(asdict(trigger))
         row = Row(partition_hash(TRIGGERS_PK), TRIGGERS_PK, trigger.name.encode(), data, len(data))
         storage.put(self.database.streams.triggers_storage_id, row)
@@ -280,7 +282,7 @@ class TriggerRunner:
         holding the triggers' lock delivers (each batch once across servers);
         on a shared store it reads the definitions and checkpoints afresh."""
         database = self.database
-        if not database.storage.hold_lock(TRIGGERS_LOCK):
+        if not database.storage.hold_lock(database.storage_name(TRIGGERS_LOCK)):
             return 0
         book = trigger_book(database)
         if not database.storage.exclusive:

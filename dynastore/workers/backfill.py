@@ -92,7 +92,7 @@ class Backfill:
             return True
         schema, index = target
         storage = self.database.storage
-        if not storage.hold_lock(self.job_name):
+        if not storage.hold_lock(self.database.storage_name(self.job_name)):
             self.resume = True
             return None
         if self.resume:  # the job was (or may have been) another server's: continue its work

@@ -236,7 +236,7 @@ class SweeperSchedule:
         try:
             # One server sweeps (and trims streams, forgets tokens) at a time:
             # the one holding the sweeper's lock; another takes over if it goes.
-            if self.database.storage.hold_lock(SWEEPER_LOCK):
+            if self.database.storage.hold_lock(self.database.storage_name(SWEEPER_LOCK)):
                 if not self._holding:
                     load_cursors(self.database)  # continue where the previous holder stopped
                     self._holding = True

@@ -1063,3 +1063,29 @@ def test_a_gsi_backfill_moves_when_its_server_is_killed(postgres_server: Any) ->
                     break
                 request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         assert sorted(indexed) == sorted(f"item-{number}" for number in range(BACKFILL_ITEMS))
+
+
+def test_regions_are_namespaces_across_servers(pair: Pair) -> None:
+    """A table made in one region on server A is that region's on server B
+    at once (its catalogue hears of it), and no other region's; items
+    written through B are read through A; deleting it on B is seen on A."""
+    def regional(server: int, region: str) -> Any:
+        return boto3.client("dynamodb", endpoint_url=pair.urls[server], region_name=region,
+                            aws_access_key_id="AKIDTEST", aws_secret_access_key="secret", config=CLIENT_CONFIG)
+
+    name = f"regional-{uuid.uuid4().hex[:8]}"
+    a_west, b_west, b_east = regional(0, "eu-west-3"), regional(1, "eu-west-3"), regional(1, "us-east-1")
+    assert b_west.list_tables()["TableNames"] == []  # B opens the namespace before A makes the table
+    a_west.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+    )
+    b_west.put_item(TableName=name, Item={"pk": {"S": "through-b"}})
+    assert a_west.get_item(TableName=name, Key={"pk": {"S": "through-b"}})["Item"] == {"pk": {"S": "through-b"}}
+    assert name not in b_east.list_tables()["TableNames"]
+    with pytest.raises(ClientError, match="ResourceNotFoundException"):
+        b_east.describe_table(TableName=name)
+    b_west.delete_table(TableName=name)
+    with pytest.raises(ClientError, match="ResourceNotFoundException"):
+        a_west.put_item(TableName=name, Item={"pk": {"S": "late"}})

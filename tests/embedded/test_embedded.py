@@ -247,3 +247,29 @@ def test_a_session_for_code_that_makes_its_own_clients() -> None:
         client = db.session().client("dynamodb")
     with pytest.raises(RuntimeError, match="closed"):
         client.list_tables()
+
+
+def test_regions_are_namespaces_of_their_own_and_survive_reopen(tmp_path: Path) -> None:
+    with dynastore.open(tmp_path / "data") as db:
+        east, west = db.client(), db.client(region_name="eu-west-1")
+        create(west, "orders")
+        west.put_item(TableName="orders", Item={"pk": {"S": "a"}, "sk": {"N": "1"}})
+        assert east.list_tables()["TableNames"] == []
+        assert west.describe_table(TableName="orders")["Table"]["TableArn"] == (
+            "arn:aws:dynamodb:eu-west-1:000000000000:table/orders"
+        )
+        create(east, "orders")  # the same name in another region: another table
+        assert east.scan(TableName="orders")["Count"] == 0
+    with dynastore.open(tmp_path / "data") as db:
+        assert db.client(region_name="eu-west-1").scan(TableName="orders")["Count"] == 1
+        assert db.client().scan(TableName="orders")["Count"] == 0
+
+
+def test_ttl_sweeps_reach_every_region() -> None:
+    with dynastore.open() as db:
+        west = db.client(region_name="ap-southeast-2")
+        create(west, "sessions")
+        west.update_time_to_live(TableName="sessions", TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"})
+        west.put_item(TableName="sessions", Item={"pk": {"S": "a"}, "sk": {"N": "1"}, "ttl": {"N": str(int(time.time()) - 10)}})
+        assert db.sweep_ttl() == 1
+        assert west.scan(TableName="sessions")["Count"] == 0

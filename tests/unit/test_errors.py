@@ -26,7 +26,8 @@ def test_wire_shape(name: str) -> None:
     error = cls("a message")
     wire = error.to_wire()
     namespace = EXPECTED_NAMESPACES.get(name, "com.amazonaws.dynamodb.v20120810#")
-    assert wire == {"__type": namespace + name, "message": "a message"}
+    field = "Message" if name == "AccessDeniedException" else "message"  # as DynamoDB words each
+    assert wire == {"__type": namespace + name, field: "a message"}
     assert cls.status == (500 if name == "InternalServerError" else 413 if name == "RequestEntityTooLargeException" else 400)
 
 

@@ -235,8 +235,11 @@ class PostgresStorage(Storage):
         self._locks_lock = threading.Lock()
         self._loop: Any = None
         self._listener_socket = -1
-        self._notified = False
-        """A notification came (read as it arrives, when a server's loop watches the listener)."""
+        self._notifications = 0
+        """Catalogue announcements seen so far (counted as they arrive when a
+        server's loop watches the listener, else when polled): a count, not
+        a flag, so every namespace's catalogue (dynastore/namespaces.py)
+        notices each one."""
         self._listener: psycopg.Connection[Any] | None = None
         """The connection that LISTENs for catalogue changes of other servers
         (opened before the catalogue is first loaded, so no change is missed)."""
@@ -285,9 +288,9 @@ class PostgresStorage(Storage):
             pgconn = listener.pgconn
             pgconn.consume_input()
             while pgconn.notifies() is not None:
-                self._notified = True
+                self._notifications += 1
         except psycopg.Error:
-            self._notified = True
+            self._notifications += 1
             self._close_listener()
 
     def _context(self) -> _Context:
@@ -497,28 +500,27 @@ class PostgresStorage(Storage):
         found = self._execute("SELECT version FROM dynastore_catalogue").fetchone()
         return int(found[0]) if found else 0
 
-    def catalogue_changed_elsewhere(self) -> bool:
+    def catalogue_changes(self) -> int:
         """Polls the listening connection (a non-blocking read: well under a
         microsecond when nothing came). A listener that broke is replaced,
         and since it may have missed a notification, that counts as a change."""
         listener = self._listener
         if self._loop is not None and listener is not None and not listener.closed:
-            notified, self._notified = self._notified, False  # read by _listener_readable
-            return notified
+            return self._notifications  # counted by _listener_readable
         try:
             if listener is None or listener.closed:
                 self._listener = self._listen()
                 self._watch_listener()
-                return True
+                self._notifications += 1
+                return self._notifications
             pgconn = listener.pgconn
             pgconn.consume_input()
-            changed = False
             while pgconn.notifies() is not None:
-                changed = True
-            return changed
+                self._notifications += 1
         except psycopg.Error:
             self._close_listener()
-            return True
+            self._notifications += 1
+        return self._notifications
 
     def pause(self, seconds: float) -> None:
         if self._pipelined():
