@@ -11,6 +11,14 @@ visits could still make the browser POST to it. The proxy therefore requires
 the ``X-Dynastore-Console`` header (a custom header makes a cross-site request
 need a CORS preflight, which the console never grants) and, when the browser
 sends ``Origin``, that it names the same host the request was sent to.
+
+Regions and signing in (docs/console.md): without ``require_signature`` the
+page names its region in the ``X-Dynastore-Region`` header and the forwarder
+signs (or, in-process, scopes) the call for that region. With it (``dynastore
+serve --credentials``) the page signs every request itself with the user's
+key, SigV4 over the request the server verifies — ``POST /`` for an API call,
+the admin path for an admin route — and the proxy passes the signature
+headers on unchanged, with the request's own ``Host``.
 """
 
 from __future__ import annotations
@@ -19,21 +27,31 @@ import mimetypes
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 from urllib.parse import urlsplit
 
 from dynastore import limits
-from dynastore.console.proxy import Forwarder, HttpForwarder, InProcessForwarder
+from dynastore.console.proxy import Forwarder, HttpForwarder, InProcessForwarder, RegionalForwarder
 
 CONSOLE_PATH = b"/console"
 API_PREFIX = b"/console/api/"
 ADMIN_PROXY_ROUTES: dict[bytes, tuple[bytes, str]] = {
     b"/console/admin/metrics": (b"GET", "/_dynastore/metrics"),
     b"/console/admin/throughput": (b"POST", "/_dynastore/throughput"),
+    b"/console/admin/identity": (b"GET", "/_dynastore/identity"),
 }
 """Console routes forwarded to a dynastore endpoint's admin routes."""
 STATIC_ROOT = Path(__file__).resolve().parent / "static"
 CONSOLE_HEADER = b"x-dynastore-console"
+REGION_HEADER = b"x-dynastore-region"
+REGION_NAME = re.compile(rb"[a-z]{2}(?:-[a-z]+)+-\d{1,3}")
+"""A region the page may pick (us-east-1, eu-west-2, us-gov-west-1, ...)."""
+TARGET_PREFIX = b"DynamoDB_20120810."
+SIGNATURE_HEADERS = (
+    b"authorization", b"x-amz-date", b"x-amz-security-token", b"x-amz-content-sha256", b"host",
+)
+"""What a browser-signed request keeps on its way to the server (plus
+``content-type`` and, for an API call, ``x-amz-target``); nothing else passes."""
 OPERATION_NAME = re.compile(rb"^[A-Z][A-Za-z]{2,63}$")
 MAX_PROXY_BODY_BYTES = limits.CONSOLE_PROXY_BODY_MAX_BYTES
 """A forwarded request body larger than DynamoDB's own 16 MB request limit is refused here."""
@@ -86,6 +104,10 @@ class ConsoleApp:
     signed), a request-handle function ``handle(method, url, headers, body)``
     (``InProcessForwarder``), or any ``forward(operation, body) -> (status,
     body)`` callable passed as ``forwarder=``.
+
+    ``require_signature``: the server verifies every request (``dynastore serve
+    --credentials``), so the page signs in and signs each call itself; the proxy
+    forwards those signatures instead of making its own calls.
     """
 
     def __init__(
@@ -94,6 +116,7 @@ class ConsoleApp:
         *,
         forwarder: Forwarder | None = None,
         region: str | None = None,
+        require_signature: bool = False,
         static_root: Path = STATIC_ROOT,
     ) -> None:
         if forwarder is None:
@@ -106,6 +129,7 @@ class ConsoleApp:
         self.forward = forwarder
         self.endpoint_url = api if isinstance(api, str) else None
         self.region = getattr(forwarder, "region", None) or region
+        self.require_signature = require_signature
         self.static_root = static_root
         self._files = _static_files(static_root)
 
@@ -139,7 +163,29 @@ class ConsoleApp:
             return _error(400, "com.dynastore.console#BadOperation", "not an operation name")
         if len(body) > MAX_PROXY_BODY_BYTES:
             return _error(413, "RequestEntityTooLarge", "request body too large")
-        status, reply = self.forward(operation.decode("ascii"), body or b"{}")
+        if self.require_signature:
+            if headers.get(b"x-amz-target") != TARGET_PREFIX + operation:
+                return _error(400, "com.dynastore.console#BadOperation",
+                              "X-Amz-Target does not name the operation of the URL")
+            passed = _signature_headers(headers, b"x-amz-target")
+            return self._signed(b"POST", b"/", passed, body)
+        region, refusal = _region_of(headers)
+        if refusal is not None:
+            return refusal
+        name = operation.decode("ascii")
+        payload = body or b"{}"
+        if region is None:  # a forwarder of one's own may take no region
+            status, reply = self.forward(name, payload)
+        else:
+            status, reply = cast(RegionalForwarder, self.forward)(name, payload, region)
+        return (status, JSON, reply, SECURITY_HEADERS)
+
+    def _signed(self, method: bytes, path: bytes, headers: dict[bytes, bytes], body: bytes) -> Reply:
+        signed = getattr(self.forward, "signed", None)
+        if signed is None:
+            return _error(501, "com.dynastore.console#NotAvailable",
+                          "this forwarder cannot pass signed requests on")
+        status, reply = signed(method, path, headers, body)
         return (status, JSON, reply, SECURITY_HEADERS)
 
     def _admin(self, method: bytes, path: bytes, headers: dict[bytes, bytes], body: bytes) -> Reply:
@@ -151,10 +197,20 @@ class ConsoleApp:
         refusal = _refuse_cross_site(headers)
         if refusal is not None:
             return refusal
+        if len(body) > MAX_PROXY_BODY_BYTES:
+            return _error(413, "RequestEntityTooLarge", "request body too large")
+        if self.require_signature:
+            return self._signed(method, target.encode(), _signature_headers(headers), body)
+        region, refusal = _region_of(headers)
+        if refusal is not None:
+            return refusal
         admin = getattr(self.forward, "admin", None)
         if admin is None:
             return _error(404, "com.dynastore.console#NotAvailable", "no admin routes behind this forwarder")
-        status, reply = admin(method.decode(), target, body[:MAX_PROXY_BODY_BYTES])
+        if region is None:
+            status, reply = admin(method.decode(), target, body)
+        else:
+            status, reply = admin(method.decode(), target, body, region)
         return (status, JSON, reply, SECURITY_HEADERS)
 
     # --- static files -------------------------------------------------------------
@@ -171,10 +227,12 @@ class ConsoleApp:
 
     def _config(self) -> Reply:
         """What the page needs to know about its endpoint (for code snippets and the
-        header); ``endpoint`` is null when the console is served by the database itself."""
+        header); ``endpoint`` is null when the console is served by the database itself;
+        ``signin`` says the page must sign in and sign its requests."""
         import json
 
-        body = json.dumps({"endpoint": self.endpoint_url, "region": self.region}).encode()
+        config = {"endpoint": self.endpoint_url, "region": self.region, "signin": self.require_signature}
+        body = json.dumps(config).encode()
         return (200, JSON, body, SECURITY_HEADERS)
 
 
@@ -207,6 +265,24 @@ def _refuse_cross_site(headers: dict[bytes, bytes]) -> Reply | None:
     return None
 
 
+def _region_of(headers: dict[bytes, bytes]) -> tuple[str | None, Reply | None]:
+    """The region the page picked (``X-Dynastore-Region``), None when it names none."""
+    region = headers.get(REGION_HEADER)
+    if region is None or region == b"":
+        return None, None
+    if len(region) > 64 or not REGION_NAME.fullmatch(region):
+        return None, _error(400, "com.dynastore.console#BadRegion",
+                            "X-Dynastore-Region is not a region name such as us-east-1")
+    return region.decode("ascii"), None
+
+
+def _signature_headers(headers: dict[bytes, bytes], *extra: bytes) -> dict[bytes, bytes]:
+    """The headers a browser-signed request keeps: the signature's, ``host`` and
+    ``content-type``; the console's own and the browser's others stay here."""
+    kept = (*SIGNATURE_HEADERS, b"content-type", *extra)
+    return {name: headers[name] for name in kept if name in headers}
+
+
 class _WithConsole:
     """A request handler answering /console itself and delegating everything else."""
 
@@ -220,8 +296,13 @@ class _WithConsole:
         return self.inner.handle(method, url, headers, body)
 
 
-def with_console(inner: RequestHandler, region: str | None = None) -> RequestHandler:
+def with_console(
+    inner: RequestHandler, region: str | None = None, require_signature: bool = False
+) -> RequestHandler:
     """``inner`` with the console mounted at /console, its proxy calling
     ``inner.handle`` in-process (one line for ``dynastore serve`` to add:
-    ``server.application = with_console(server.application)``)."""
-    return _WithConsole(inner, ConsoleApp(inner.handle, region=region))
+    ``server.application = with_console(server.application)``).
+    ``require_signature``: the server verifies SigV4 (``--credentials``), so the
+    page signs in and its signed requests are passed on unchanged."""
+    console = ConsoleApp(inner.handle, region=region, require_signature=require_signature)
+    return _WithConsole(inner, console)

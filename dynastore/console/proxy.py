@@ -6,11 +6,17 @@ DynamoDB's own errors (``__type`` and ``message``).
 
 - ``InProcessForwarder`` calls a request handler (``Application.handle`` or a
   wrapper around it) directly: used when ``dynastore serve`` mounts the console.
+  Its requests carry an unsigned SigV4 header whose credential scope names the
+  region (the server picks the tables of that region from it).
 - ``HttpForwarder`` sends a SigV4-signed request over HTTP: used by
   ``dynastore console --endpoint URL``. Credentials come from botocore's
   usual chain (environment, ~/.aws, SSO, instance roles), so the console
   works against real DynamoDB; a local endpoint without credentials gets
   placeholder ones (dynastore and DynamoDB Local only check they are present).
+
+Both take ``region=`` per call (the region the page picked) and offer
+``signed(method, path, headers, body)``: a request the browser signed itself
+(the console's sign-in mode), passed on with its headers unchanged.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ REGION_IN_HOST = re.compile(r"dynamodb(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com")
 
 HandleFunction = Callable[[bytes, bytes, dict[bytes, bytes], bytes], tuple[int, bytes, bytes, bytes]]
 Forwarder = Callable[[str, bytes], tuple[int, bytes]]
+RegionalForwarder = Callable[[str, bytes, str], tuple[int, bytes]]
+"""A forwarder taking the region of the call (both forwarders here do)."""
 
 
 class InProcessForwarder:
@@ -44,26 +52,42 @@ class InProcessForwarder:
         self._handle = handle
         self.region = region
 
-    def __call__(self, operation: str, body: bytes) -> tuple[int, bytes]:
-        amz_date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        scope = f"{PLACEHOLDER_ACCESS_KEY}/{amz_date[:8]}/{self.region}/dynamodb/aws4_request"
-        headers = {
-            b"content-type": JSON_1_0.encode(),
-            b"x-amz-target": (TARGET_PREFIX + operation).encode(),
-            b"x-amz-date": amz_date.encode(),
-            b"authorization": (
-                f"AWS4-HMAC-SHA256 Credential={scope}, "
-                "SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=0"
-            ).encode(),
-        }
+    def __call__(self, operation: str, body: bytes, region: str | None = None) -> tuple[int, bytes]:
+        headers = _unsigned_headers(region or self.region)
+        headers[b"content-type"] = JSON_1_0.encode()
+        headers[b"x-amz-target"] = (TARGET_PREFIX + operation).encode()
         status, _content_type, reply, _extra = self._handle(b"POST", b"/", headers, body)
         return status, reply
 
-    def admin(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
+    def admin(
+        self, method: str, path: str, body: bytes = b"", region: str | None = None
+    ) -> tuple[int, bytes]:
         """A dynastore admin route (``/_dynastore/...``) of the same server."""
-        headers = {b"content-type": b"application/json"}
+        headers = _unsigned_headers(region or self.region)
+        headers[b"content-type"] = b"application/json"
         status, _content_type, reply, _extra = self._handle(method.encode(), path.encode(), headers, body)
         return status, reply
+
+    def signed(
+        self, method: bytes, path: bytes, headers: dict[bytes, bytes], body: bytes
+    ) -> tuple[int, bytes]:
+        """A request the browser signed: handed to the server exactly as given."""
+        status, _content_type, reply, _extra = self._handle(method, path, headers, body)
+        return status, reply
+
+
+def _unsigned_headers(region: str) -> dict[bytes, bytes]:
+    """A well-formed SigV4 header with no real signature: enough for a server that
+    checks credentials only for presence, and its scope names the region."""
+    amz_date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    scope = f"{PLACEHOLDER_ACCESS_KEY}/{amz_date[:8]}/{region}/dynamodb/aws4_request"
+    return {
+        b"x-amz-date": amz_date.encode(),
+        b"authorization": (
+            f"AWS4-HMAC-SHA256 Credential={scope}, "
+            "SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=0"
+        ).encode(),
+    }
 
 
 class HttpForwarder:
@@ -73,17 +97,30 @@ class HttpForwarder:
         self.endpoint_url = endpoint_url.rstrip("/") + "/"
         self._session = _botocore_session()
         self.region = region or _region_for(endpoint_url, self._session)
+        match = REGION_IN_HOST.search(urlsplit(self.endpoint_url).hostname or "")
+        self._host_region = match.group(1) if match else None
 
-    def __call__(self, operation: str, body: bytes) -> tuple[int, bytes]:
-        return self._send(self.endpoint_url, body, self._signed_headers(operation, body), "POST")
+    def __call__(self, operation: str, body: bytes, region: str | None = None) -> tuple[int, bytes]:
+        headers = {"Content-Type": JSON_1_0, "X-Amz-Target": TARGET_PREFIX + operation}
+        url = self._url_for(region)
+        return self._send(url, body, self._sign(url, "POST", headers, body, region), "POST")
 
-    def admin(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
-        """A dynastore admin route of the endpoint; another DynamoDB endpoint
-        answers 404, which the console shows as "not available here"."""
-        return self._send(
-            self.endpoint_url.rstrip("/") + path, body or None,
-            {"Content-Type": "application/json"}, method,
-        )
+    def admin(
+        self, method: str, path: str, body: bytes = b"", region: str | None = None
+    ) -> tuple[int, bytes]:
+        """A dynastore admin route of the endpoint, signed like an API call; another
+        DynamoDB endpoint answers 404, which the console shows as "not available here"."""
+        url = self._url_for(region).rstrip("/") + path
+        headers = self._sign(url, method, {"Content-Type": "application/json"}, body, region)
+        return self._send(url, body or None, headers, method)
+
+    def signed(
+        self, method: bytes, path: bytes, headers: dict[bytes, bytes], body: bytes
+    ) -> tuple[int, bytes]:
+        """A request the browser signed, sent on with its headers (``Host`` included)."""
+        sent = {name.decode("latin-1"): value.decode("latin-1") for name, value in headers.items()}
+        url = self.endpoint_url.rstrip("/") + path.decode("latin-1")
+        return self._send(url, body or None, sent, method.decode("ascii"))
 
     def _send(
         self, url: str, body: bytes | None, headers: dict[str, str], method: str
@@ -105,17 +142,21 @@ class HttpForwarder:
             message = f"Cannot reach {self.endpoint_url}: {reason}"
             return 502, _error_body("com.dynastore.console#EndpointUnreachable", message)
 
-    def _signed_headers(self, operation: str, body: bytes) -> dict[str, str]:
+    def _url_for(self, region: str | None) -> str:
+        """The endpoint for ``region``: an AWS endpoint (``dynamodb.<region>.amazonaws.com``)
+        answers for its own region only, so another region means another host."""
+        if region is None or self._host_region is None or region == self._host_region:
+            return self.endpoint_url
+        return self.endpoint_url.replace(f".{self._host_region}.amazonaws.com", f".{region}.amazonaws.com", 1)
+
+    def _sign(
+        self, url: str, method: str, headers: dict[str, str], body: bytes, region: str | None
+    ) -> dict[str, str]:
         from botocore.auth import SigV4Auth
         from botocore.awsrequest import AWSRequest
 
-        request = AWSRequest(
-            method="POST",
-            url=self.endpoint_url,
-            data=body,
-            headers={"Content-Type": JSON_1_0, "X-Amz-Target": TARGET_PREFIX + operation},
-        )
-        SigV4Auth(self._credentials(), "dynamodb", self.region).add_auth(request)
+        request = AWSRequest(method=method, url=url, data=body, headers=headers)
+        SigV4Auth(self._credentials(), "dynamodb", region or self.region).add_auth(request)
         return dict(request.headers.items())
 
     def _credentials(self) -> Any:

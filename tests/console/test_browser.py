@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import select
 import shutil
+import subprocess
+import sys
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -511,3 +517,217 @@ def test_keyboard_shortcuts_and_theme_toggle(ui: Console) -> None:
     page.keyboard.press("g")
     page.keyboard.press("t")
     page.wait_for_url(lambda url: url.endswith("#/"))
+
+
+# --- regions and signing in (issue 16) -------------------------------------------------------------
+def test_region_picker_shows_each_regions_tables(ui: Console, endpoint: str) -> None:
+    """Without sign-in the page names its region in X-Dynastore-Region; the proxy signs for it."""
+    import boto3
+
+    north = boto3.client("dynamodb", endpoint_url=endpoint, region_name="eu-north-1",
+                         aws_access_key_id="x", aws_secret_access_key="x")
+    north.create_table(TableName="nordic", BillingMode="PAY_PER_REQUEST",
+                       KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                       AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}])
+    try:
+        page = ui.open("/")
+        page.locator("#sidebar a", has_text="app").first.wait_for()
+        assert page.input_value("#region-select") == "us-east-1"
+        assert "eu-north-1" in page.locator("#region-select option").all_inner_texts()
+        assert page.locator("#sidebar nav a", has_text="nordic").count() == 0
+        page.select_option("#region-select", "eu-north-1")
+        page.locator("#sidebar nav a", has_text="nordic").wait_for()
+        assert page.locator("#sidebar nav a").all_inner_texts() == ["nordic"]
+        page.locator("#tables-grid tr[data-table='nordic']").wait_for()
+        assert page.locator("#tables-grid tr[data-table='app']").count() == 0
+        page.reload()  # the choice is kept for the tab
+        page.locator("#sidebar nav a", has_text="nordic").wait_for()
+        assert page.input_value("#region-select") == "eu-north-1"
+        page.select_option("#region-select", "__other__")
+        page.fill("#region-input", "Not A Region")
+        page.click(".modal button[data-action='Switch']")
+        page.locator("#region-problem", has_text="looks like").wait_for()
+        page.fill("#region-input", "ap-south-2")
+        page.keyboard.press("Enter")
+        page.locator(".modal").wait_for(state="detached")
+        page.locator("#sidebar .side-title", has_text="Tables (0)").wait_for()
+        assert page.input_value("#region-select") == "ap-south-2"
+        assert page.evaluate("sessionStorage.getItem('dynastore.region')") == "ap-south-2"
+        ui.assert_fits()
+    finally:
+        north.delete_table(TableName="nordic")
+
+
+SECURED_KEYS = (
+    "AKIDBROWSERADMIN:admin-secret-0123456789:111111111111:admin\n"
+    "AKIDBROWSERREAD:read-secret-0123456789:111111111111:readonly\n"
+)
+ADMIN = ("AKIDBROWSERADMIN", "admin-secret-0123456789")
+READER = ("AKIDBROWSERREAD", "read-secret-0123456789")
+SERVE_COMMAND = [sys.executable, "-m", "dynastore"]
+LISTEN_LINE = re.compile(r"listening on (http://127\.0\.0\.1:\d+)")
+
+
+class SecuredServer:
+    """``dynastore serve --in-memory --credentials FILE`` in a subprocess on a free port."""
+
+    def __init__(self, directory: Path) -> None:
+        credentials = directory / "credentials"
+        credentials.write_text(SECURED_KEYS)
+        self.log = directory / "stderr.log"
+        with self.log.open("wb") as errors:
+            self.process = subprocess.Popen(
+                [*SERVE_COMMAND, "serve", "--in-memory", "--port", "0", "--credentials", str(credentials)],
+                stdout=subprocess.PIPE, stderr=errors, cwd=directory,
+            )
+        self.endpoint = self._listen_url()
+        self.url = f"{self.endpoint}/console/"
+
+    def _listen_url(self) -> str:
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.process.stdout], [], [], 0.5)
+            if ready:
+                line = self.process.stdout.readline().decode()
+                if not line:
+                    break
+                match = LISTEN_LINE.search(line)
+                if match:
+                    return match.group(1)
+        self.stop()
+        raise AssertionError(f"dynastore serve did not start: {self.log.read_text()}")
+
+    def client(self, key: tuple[str, str], region: str = "us-east-1") -> Any:
+        import boto3
+
+        return boto3.client("dynamodb", endpoint_url=self.endpoint, region_name=region,
+                            aws_access_key_id=key[0], aws_secret_access_key=key[1])
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredServer]:
+    server = SecuredServer(tmp_path_factory.mktemp("secured"))
+    try:
+        with urllib.request.urlopen(server.url + "config.json", timeout=10) as response:
+            config = json.loads(response.read())
+        if not config.get("signin"):
+            pytest.skip("dynastore serve --credentials does not mount the console with "
+                        "require_signature=True yet (dynastore/cli.py)")
+        for region, table in (("us-east-1", "orders"), ("eu-west-1", "eu-only")):
+            server.client(ADMIN, region).create_table(
+                TableName=table, BillingMode="PAY_PER_REQUEST",
+                KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}])
+        server.client(ADMIN).put_item(TableName="orders", Item={"id": {"S": "o-1"}, "total": {"N": "12.5"}})
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture()
+def secured_ui(browser: Any, secured: SecuredServer, request: Any) -> Iterator[Console]:
+    yield from make_console(browser, secured, request)
+
+
+def sign_in(ui: Console, key: tuple[str, str], region: str | None = None) -> Any:
+    page = ui.open("/")
+    page.locator("#signin-form").wait_for()
+    page.fill("#signin-key", key[0])
+    page.fill("#signin-secret", key[1])
+    if region:
+        page.fill("#signin-region", region)
+    page.click("#signin-submit")
+    return page
+
+
+def test_sign_in_with_a_good_key_shows_the_tables(secured_ui: Console) -> None:
+    page = sign_in(secured_ui, ADMIN)
+    page.locator("#sidebar nav a", has_text="orders").wait_for()
+    assert page.locator("#sidebar nav a").all_inner_texts() == ["orders"]
+    assert page.inner_text("#who-account") == "111111111111"
+    assert page.inner_text("#who-key") == ADMIN[0]
+    assert page.locator("#who-readonly").count() == 0
+    assert page.locator("#region-select option").all_inner_texts()[:2] == ["eu-west-1", "us-east-1"]
+    secured_ui.shot("signed-in")
+    stored = page.evaluate("JSON.stringify(sessionStorage)")
+    assert ADMIN[1] in stored and page.evaluate("JSON.stringify(localStorage)").count(ADMIN[1]) == 0
+    page.goto(f"{secured_ui.base_url}#/t/orders/items")  # the key is kept for the tab: no new sign-in
+    page.locator("#result-count", has_text="1 item").wait_for()
+    assert ADMIN[1] not in page.url
+    page.click("#signout")
+    page.locator("#signin-form").wait_for()
+    assert page.evaluate("sessionStorage.length") == 0
+
+
+def test_sign_in_without_crypto_subtle_uses_the_fallback_signer(secured_ui: Console) -> None:
+    """An http:// page on another host than localhost has no crypto.subtle."""
+    secured_ui.page.add_init_script("Object.defineProperty(globalThis.crypto, 'subtle', { get: () => undefined })")
+    page = sign_in(secured_ui, ADMIN)
+    page.locator("#sidebar nav a", has_text="orders").wait_for()
+    assert page.evaluate("globalThis.crypto.subtle") is None
+
+
+def test_a_wrong_secret_shows_invalid_signature(secured_ui: Console) -> None:
+    page = sign_in(secured_ui, (ADMIN[0], "not-the-secret"))
+    page.locator("#signin-error", has_text="InvalidSignatureException").wait_for()
+    assert "signature we calculated does not match" in page.inner_text("#signin-error")
+    assert page.evaluate("sessionStorage.getItem('dynastore.credentials')") is None
+    secured_ui.shot("signin-error")
+    page.fill("#signin-key", "AKIDNOSUCHKEY")
+    page.click("#signin-submit")
+    page.locator("#signin-error", has_text="UnrecognizedClientException").wait_for()
+    assert page.locator("#sidebar nav a").count() == 0
+
+
+def test_a_readonly_key_sees_disabled_edit_controls(secured_ui: Console) -> None:
+    page = sign_in(secured_ui, READER)
+    page.locator("#who-readonly").wait_for()
+    assert page.inner_text("#who-key") == READER[0]
+    assert page.is_disabled("#new-table")
+    page.locator("#tables-grid tr[data-table='orders']").wait_for()
+    assert page.locator("#tables-grid button", has_text="Delete").first.is_disabled()
+    page.goto(f"{secured_ui.base_url}#{item_url('orders', {'id': {'S': 'o-1'}})}")
+    page.locator("#attr-table").wait_for()
+    assert page.is_disabled("#item-save") and page.is_disabled("#item-delete")
+    page.goto(f"{secured_ui.base_url}#/t/orders/items")
+    page.locator("#result-count", has_text="1 item").wait_for()
+    assert page.locator("button", has_text="+ New item").is_disabled()
+    page.goto(f"{secured_ui.base_url}#/t/orders/overview")
+    page.locator("#delete-table").wait_for()
+    assert page.is_disabled("#delete-table")
+    secured_ui.shot("readonly")
+    secured_ui.assert_fits()
+    # the server refuses the write anyway, and the page says why
+    refused = page.evaluate("""() => window.dynastoreConsole.call("PutItem", {TableName: "orders", Item: {id: {S: "x"}}})
+        .then(() => "written", (error) => error.code)""")
+    assert refused == "AccessDeniedException"
+    page.locator("#status-bar .err", has_text="AccessDeniedException").wait_for()
+
+
+def test_switching_region_shows_that_regions_tables_only(secured_ui: Console) -> None:
+    page = sign_in(secured_ui, ADMIN)
+    page.locator("#sidebar nav a", has_text="orders").wait_for()
+    page.select_option("#region-select", "eu-west-1")
+    page.locator("#sidebar nav a", has_text="eu-only").wait_for()
+    assert page.locator("#sidebar nav a").all_inner_texts() == ["eu-only"]
+    page.locator("#tables-grid tr[data-table='eu-only']").wait_for()
+    assert page.locator("#tables-grid tr[data-table='orders']").count() == 0
+    page.select_option("#region-select", "__other__")
+    page.fill("#region-input", "sa-east-1")
+    page.click(".modal button[data-action='Switch']")
+    page.locator("#sidebar .side-title", has_text="Tables (0)").wait_for()
+    page.select_option("#region-select", "us-east-1")
+    page.locator("#sidebar nav a", has_text="orders").wait_for()
+    assert page.locator("#sidebar nav a").all_inner_texts() == ["orders"]

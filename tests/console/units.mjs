@@ -1,8 +1,12 @@
-// Unit tests of the console's pure modules (types, expressions, code generation), run by
-// tests/console/test_js_units.py with node. Prints "ok <count>" or throws.
+// Unit tests of the console's pure modules (types, expressions, code generation, the SigV4
+// signer), run by tests/console/test_js_units.py with node: `node units.mjs STATIC_ROOT
+// [VECTORS.json]` (signatures botocore computed for the same requests). Prints
+// "ok <count> signatures <count>" or throws.
 import assert from "node:assert/strict";
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { createHash, createHmac, webcrypto } from "node:crypto";
 
 const root = resolve(process.argv[2]);
 const load = (name) => import(pathToFileURL(`${root}/js/${name}`).href);
@@ -10,6 +14,8 @@ const ddb = await load("ddb.js");
 const expr = await load("expr.js");
 const codegen = await load("codegen.js");
 const io = await load("views/io.js");
+const sigv4 = await load("sigv4.js");
+const session = await load("session.js");
 let count = 0;
 const test = (name, body) => { try { body(); count += 1; } catch (error) { error.message = `${name}: ${error.message}`; throw error; } };
 
@@ -118,4 +124,55 @@ if (io) {
     assert.throws(() => io.parseImport('{"Item": {"id": {"N": "x"}}}', "x.json"), /line 1/);
   });
 }
-console.log(`ok ${count}`);
+// --- SigV4 -------------------------------------------------------------------------------
+test("the fallback SHA-256 and HMAC agree with node's", () => {
+  const sizes = [0, 1, 3, 55, 56, 57, 63, 64, 65, 119, 120, 127, 128, 129, 1000, 4099];
+  for (const size of sizes) {
+    const data = Uint8Array.from({ length: size }, (_, i) => (i * 131 + size) & 0xff);
+    assert.equal(sigv4.hex(sigv4.sha256Fallback(data)), createHash("sha256").update(data).digest("hex"), `size ${size}`);
+    for (const keySize of [0, 5, 32, 64, 65, 100]) {
+      const key = Uint8Array.from({ length: keySize }, (_, i) => (i * 7 + 3) & 0xff);
+      assert.equal(sigv4.hex(sigv4.hmacFallback(key, data)), createHmac("sha256", key).update(data).digest("hex"), `size ${size} key ${keySize}`);
+    }
+  }
+});
+
+test("region names", () => {
+  for (const region of ["us-east-1", "eu-central-2", "us-gov-west-1", "ap-southeast-4"]) assert.ok(session.validRegion(region), region);
+  for (const region of ["US-EAST-1", "us-east", "useast1", "us-east-1 ", "../us-east-1", "u-east-1", ""]) assert.ok(!session.validRegion(region), region);
+});
+
+test("amz date and canonical URI", () => {
+  assert.equal(sigv4.amzDate(new Date("2026-12-02T16:30:05.123Z")), "20261202T163005Z");
+  assert.equal(sigv4.canonicalUri("/_dynastore/identity"), "/_dynastore/identity");
+  assert.equal(sigv4.canonicalUri("/a b/c*"), "/a%20b/c%2A");
+});
+
+// Computed with botocore 1.43 (SigV4Auth, dynamodb, 2026-12-02T16:30:05Z) for a request to 127.0.0.1:8000.
+const BUILT_IN = [{
+  method: "POST", path: "/", body: "{}", region: "us-east-1",
+  headers: { host: "127.0.0.1:8000", "content-type": "application/x-amz-json-1.0", "x-amz-target": "DynamoDB_20120810.ListTables" },
+  credentials: { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY" },
+  now: "2026-12-02T16:30:05Z",
+  expected: {
+    "x-amz-date": "20261202T163005Z",
+    authorization: "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20261202/us-east-1/dynamodb/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=51e12867d97c9f2e8327171698d8581c2952463213ae3d2fc70aebd2ccc82227",
+  },
+}];
+const vectors = process.argv[3] ? JSON.parse(readFileSync(process.argv[3], "utf8")) : BUILT_IN;
+let signatures = 0;
+for (const [label, subtle] of [["crypto.subtle", webcrypto.subtle], ["fallback", null]]) {
+  for (const [index, vector] of vectors.entries()) {
+    const headers = await sigv4.signRequest({
+      method: vector.method, path: vector.path, headers: vector.headers, body: new TextEncoder().encode(vector.body),
+      credentials: vector.credentials, region: vector.region, now: new Date(vector.now), subtle,
+    });
+    assert.deepEqual(headers, vector.expected, `vector ${index} with ${label}`);
+    signatures += 1;
+  }
+}
+// A string body signs as its UTF-8 bytes.
+const text = await sigv4.signRequest({ ...vectors[0], now: new Date(vectors[0].now), subtle: null });
+assert.deepEqual(text, vectors[0].expected);
+
+console.log(`ok ${count} signatures ${signatures}`);

@@ -1,8 +1,9 @@
 // The console's shell: hash router, sidebar of tables, status bar, keyboard shortcuts, theme.
 
-import { call, capacityText, consoleConfig, describeTable, listAllTables, onCall } from "./api.js";
+import { call, capacityText, consoleConfig, describeTable, fetchIdentity, forgetAllTables, listAllTables, onCall } from "./api.js";
 import { go, hooks, tableHash } from "./nav.js";
-import { clear, formatBytes, formatCount, h, modal, modalOpen } from "./ui.js";
+import { initSession, session, setCredentials, setRegion, signOut, validRegion } from "./session.js";
+import { clear, field, formatBytes, formatCount, h, modal, modalOpen, setReadonly } from "./ui.js";
 import { renderBrowse } from "./views/browse.js";
 import { renderBuilder } from "./views/builder.js";
 import { renderCapacity } from "./views/capacity.js";
@@ -28,7 +29,9 @@ function route() {
 }
 
 let renderToken = 0;
+let ready = false; // false while the sign-in form is shown
 async function render() {
+  if (!ready) return;
   const { parts, params } = route();
   const token = ++renderToken;
   hooks.pageKeys = null;
@@ -93,11 +96,12 @@ function setCrumbs(parts) {
 let tableNames = [];
 let sidebarFilter = "";
 async function refreshSidebar() {
+  if (!ready) return;
   try {
     tableNames = await listAllTables();
   } catch (error) {
     tableNames = [];
-    clear(sidebar, h("div", { class: "error-text" }, `Cannot list tables: ${error.message}`));
+    clear(sidebar, h("div", { class: "error-text", id: "sidebar-error" }, `Cannot list tables: ${error.code}: ${error.message}`));
     return;
   }
   drawSidebar();
@@ -112,7 +116,7 @@ function drawSidebar() {
     .map((name) => h("a", { href: tableHash(name), class: name === current ? "active" : "", title: name }, name)));
   drawList();
   clear(sidebar,
-    h("button", { class: "primary", onclick: () => go("#/create") }, "+ New table"),
+    h("button", { class: "primary", id: "new-table", "data-write": true, onclick: () => go("#/create") }, "+ New table"),
     filter,
     h("div", { class: "side-title" }, h("span", {}, `Tables (${tableNames.length})`), h("button", { class: "ghost small", title: "Refresh", onclick: refreshSidebar }, "↻")),
     list);
@@ -173,7 +177,127 @@ window.addEventListener("hashchange", render);
 hooks.render = render;
 hooks.refreshSidebar = refreshSidebar;
 
-consoleConfig().then((config) => { document.getElementById("endpoint").textContent = config.endpoint; });
-refreshSidebar();
-render();
+// --- identity, region and sign-in ------------------------------------------------------------
+const who = document.getElementById("who");
+const regionSelect = document.getElementById("region-select");
+const signOutButton = document.getElementById("signout");
+const OTHER_REGION = "__other__";
+
+function drawIdentity() {
+  const identity = session.identity || {};
+  const regions = [...new Set([...(identity.regions || []), session.region])].sort();
+  clear(regionSelect, regions.map((region) => h("option", { value: region, selected: region === session.region }, region)),
+    h("option", { value: OTHER_REGION }, "Other region…"));
+  regionSelect.hidden = false;
+  const parts = [];
+  if (identity.account) parts.push(h("span", { class: "faint" }, "account"), h("span", { id: "who-account", title: "Account" }, identity.account));
+  if (identity.accessKeyId) parts.push(h("span", { class: "faint" }, "key"), h("span", { id: "who-key", title: "Access key id" }, identity.accessKeyId));
+  if (identity.readonly) parts.push(h("span", { class: "pill warn", id: "who-readonly", title: "This key can read but not write" }, "read-only"));
+  clear(who, parts);
+  who.hidden = !parts.length;
+  signOutButton.hidden = !session.signin;
+  setReadonly(Boolean(identity.readonly));
+}
+
+async function askRegion() {
+  const input = h("input", { id: "region-input", class: "mono", placeholder: "eu-west-1", spellcheck: "false", autocomplete: "off" });
+  const problem = h("p", { class: "error-text", id: "region-problem" });
+  const accept = () => {
+    const region = input.value.trim();
+    if (validRegion(region)) return region;
+    input.classList.add("invalid");
+    problem.textContent = "A region name looks like us-east-1 or eu-central-2.";
+    return undefined;
+  };
+  input.addEventListener("keydown", (event) => { if (event.key === "Enter") document.querySelector(".modal button[data-action='Switch']")?.click(); });
+  return modal({ title: "Another region", body: h("div", { class: "stack" }, field("Region", input, "Tables live per account and region."), problem),
+    actions: [["Cancel", null], ["Switch", accept, "primary"]] });
+}
+
+async function switchRegion(region) {
+  setRegion(region);
+  forgetAllTables();
+  await fetchIdentity();
+  drawIdentity();
+  await refreshSidebar();
+  go("#/");
+}
+
+regionSelect.addEventListener("change", async () => {
+  let region = regionSelect.value;
+  if (region === OTHER_REGION) region = await askRegion();
+  if (!region) { drawIdentity(); return; }
+  await switchRegion(region);
+});
+
+signOutButton.addEventListener("click", () => {
+  signOut();
+  location.hash = "#/";
+  location.reload();
+});
+
+function showSignin(message = "") {
+  ready = false;
+  clear(sidebar);
+  clear(crumbs);
+  regionSelect.hidden = true;
+  who.hidden = true;
+  signOutButton.hidden = true;
+  const keyId = h("input", { id: "signin-key", class: "mono", autocomplete: "off", spellcheck: "false", required: true });
+  const secret = h("input", { id: "signin-secret", class: "mono", type: "password", autocomplete: "off", required: true });
+  const token = h("input", { id: "signin-token", class: "mono", type: "password", autocomplete: "off" });
+  const region = h("input", { id: "signin-region", class: "mono", value: session.region, spellcheck: "false", autocomplete: "off" });
+  const problem = h("p", { class: "error-text", id: "signin-error", role: "alert" }, message);
+  const submit = h("button", { class: "primary", id: "signin-submit", type: "submit" }, "Sign in");
+  const form = h("form", { class: "card stack signin", id: "signin-form", onsubmit: async (event) => {
+    event.preventDefault();
+    const chosen = region.value.trim();
+    if (!validRegion(chosen)) { problem.textContent = "A region name looks like us-east-1 or eu-central-2."; return; }
+    const credentials = { accessKeyId: keyId.value.trim(), secretAccessKey: secret.value };
+    if (token.value.trim()) credentials.sessionToken = token.value.trim();
+    if (!credentials.accessKeyId || !credentials.secretAccessKey) { problem.textContent = "Both the access key id and the secret are needed."; return; }
+    submit.disabled = true;
+    problem.textContent = "";
+    setRegion(chosen);
+    setCredentials(credentials, { remember: false });
+    const answer = await fetchIdentity();
+    submit.disabled = false;
+    if (!answer.ok) {
+      setCredentials(null);
+      problem.textContent = `${answer.error.code}: ${answer.error.message}`;
+      return;
+    }
+    setCredentials(credentials);
+    start();
+  } },
+  h("h1", {}, "Sign in"),
+  h("p", { class: "muted" }, "This server checks a SigV4 signature on every request. The key stays in this tab (sessionStorage) and signs each request here; the secret itself is never sent."),
+  field("Access key id", keyId), field("Secret access key", secret), field("Session token", token, "optional"), field("Region", region), problem,
+  h("div", { class: "btn-row" }, submit));
+  clear(view, form);
+  keyId.focus();
+}
+
+function start() {
+  ready = true;
+  drawIdentity();
+  refreshSidebar();
+  render();
+}
+
+async function boot() {
+  const config = await consoleConfig();
+  document.getElementById("endpoint").textContent = config.endpoint;
+  initSession(config);
+  if (session.signin && !session.credentials) { showSignin(); return; }
+  const answer = await fetchIdentity();
+  if (!answer.ok && session.signin) {
+    signOut();
+    showSignin(`${answer.error.code}: ${answer.error.message}`);
+    return;
+  }
+  start();
+}
+
+boot();
 window.dynastoreConsole = { call, go };

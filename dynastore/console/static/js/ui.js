@@ -1,5 +1,17 @@
 // Small DOM helpers: h() builds elements, modal/confirm/toast overlays, formatting.
 
+let readonlyKey = false;
+/** A read-only key: every control marked ``data-write`` is disabled (the server refuses writes anyway). */
+export function setReadonly(on) { readonlyKey = Boolean(on); document.documentElement.classList.toggle("readonly", readonlyKey); }
+export function isReadonly() { return readonlyKey; }
+
+function lockWrite(el) {
+  el.disabled = true;
+  el.title = "This access key is read-only";
+  // A view re-enabling its button after a call must not enable it again.
+  Object.defineProperty(el, "disabled", { get: () => true, set: () => {}, configurable: true });
+}
+
 export function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
@@ -13,6 +25,7 @@ export function h(tag, attrs, ...children) {
     else el.setAttribute(key, value === true ? "" : String(value));
   }
   append(el, children);
+  if (readonlyKey && attrs && attrs["data-write"]) lockWrite(el);
   return el;
 }
 

@@ -116,7 +116,7 @@ function drawForm(form, table, state, submit) {
       h("button", { class: "primary", id: "browse-run", title: "Ctrl+Enter", onclick: submit }, state.mode === "scan" ? "Scan" : "Run query"),
       h("button", { id: "add-filter", onclick: () => { state.filters.push({ attr: "", op: "=", type: "S", value: "", value2: "" }); redraw(); form.querySelector(".filter-row:last-child input")?.focus(); } }, "+ Filter"),
       state.filters.length > 1 ? select(["AND", "OR"], state.join, { onchange: (e) => { state.join = e.target.value; } }) : null,
-      h("button", { onclick: () => go(itemHash(table.TableName, null)) }, "+ New item"),
+      h("button", { "data-write": true, onclick: () => go(itemHash(table.TableName, null)) }, "+ New item"),
       h("span", { class: "hint" }, "Filters apply after the read: capacity counts the items read, not the items returned.")));
 }
 

@@ -166,7 +166,7 @@ function outputSkeleton(result, table, state) {
     h("div", { class: "card stack" }, h("h2", {}, "Expression"), expressions,
       h("div", { class: "btn-row" },
         h("button", { id: "builder-validate", onclick: withRequest(validate) }, "Validate on server"),
-        h("button", { class: "primary", id: "builder-run", title: "Ctrl+Enter", onclick: withRequest(run) }, "Run"))),
+        h("button", { class: "primary", id: "builder-run", "data-write": state.op === "UpdateItem" || state.op === "DeleteItem", title: "Ctrl+Enter", onclick: withRequest(run) }, "Run"))),
     result,
     h("div", { class: "card" }, h("div", { class: "row center" }, h("h2", { style: { margin: 0 } }, "Code"), h("div", { class: "spacer" }), tabs,
       h("button", { class: "small primary", id: "builder-copy", onclick: () => copyText(code.textContent) }, "Copy")), code));

@@ -3,17 +3,8 @@
 // /_dynastore/metrics (through the console's /console/admin/* routes).
 // Other DynamoDB endpoints have no such route: the page says so.
 
+import { admin } from "../api.js";
 import { field, h, select, toast } from "../ui.js";
-
-const HEADERS = { "content-type": "application/json", "x-dynastore-console": "1" };
-
-async function admin(path, init = {}) {
-  const response = await fetch(`/console/admin/${path}`, { headers: HEADERS, ...init });
-  const text = await response.text();
-  let data = {};
-  try { data = text ? JSON.parse(text) : {}; } catch { data = { message: text }; }
-  return { ok: response.ok, status: response.status, data };
-}
 
 function keyText(key) {
   return Object.entries(key || {}).map(([name, value]) => `${name}=${Object.values(value)[0]}`).join(", ");

@@ -121,6 +121,6 @@ function groupCard(table, keys, partition, items) {
   return h("div", { class: "group", dataset: { partition } },
     h("div", { class: "group-head" }, h("span", { class: "muted" }, `${keys.hash} =`), h("strong", {}, partition), h("span", { class: "count" }, `${items.length} item${items.length === 1 ? "" : "s"}`),
       h("button", { class: "small ghost", title: "Query this partition on the Items page", onclick: () => { presetQuery(table.TableName, partition); go(tableHash(table.TableName)); } }, "Query"),
-      h("button", { class: "small ghost", title: "New item in this partition", onclick: () => go(tableHash(table.TableName, "item", `new=1&pk=${encodeURIComponent(partition)}`)) }, "+ Item")),
+      h("button", { class: "small ghost", "data-write": true, title: "New item in this partition", onclick: () => go(tableHash(table.TableName, "item", `new=1&pk=${encodeURIComponent(partition)}`)) }, "+ Item")),
     h("table", { class: "grid" }, h("thead", {}, h("tr", {}, keys.range ? h("th", { class: "key" }, keys.range) : null, h("th", {}, "Entity"), h("th", {}, "Attributes"))), h("tbody", {}, rows)));
 }

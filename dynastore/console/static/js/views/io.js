@@ -176,7 +176,7 @@ function importCard(table) {
   const progress = progressBox();
   const report = h("div", { id: "import-report" });
   let cancelled = false;
-  const start = h("button", { class: "primary", id: "import-start", onclick: async () => {
+  const start = h("button", { class: "primary", id: "import-start", "data-write": true, onclick: async () => {
     const chosen = file.files[0];
     clear(report);
     if (!chosen) { toast("Choose a file first", "error"); return; }

@@ -153,7 +153,7 @@ class ItemEditor {
     const key = this.original ? primaryKeyOf(this.table, this.original) : null;
     return h("div", { class: "card stack" },
       h("div", { class: "btn-row" },
-        h("button", { class: "primary", id: "item-save", title: "Ctrl+S", onclick: () => this.save() }, this.original ? "Save" : "Create item"),
+        h("button", { class: "primary", id: "item-save", "data-write": true, title: "Ctrl+S", onclick: () => this.save() }, this.original ? "Save" : "Create item"),
         h("button", { onclick: () => go(tableHash(this.table.TableName)) }, "Back"),
         this.original ? h("button", { onclick: () => this.reload() }, "Reload") : null),
       h("dl", { class: "side-facts" },
@@ -166,7 +166,7 @@ class ItemEditor {
       h("p", { class: "hint" }, "Saving is conditional: if the item changed since you opened it, the save is refused and both versions are shown."),
       h("div", { class: "btn-row" },
         h("button", { class: "small", onclick: () => { if (this.readDraft()) showCode("PutItem", { TableName: this.table.TableName, Item: this.draft }); } }, "Copy as code"),
-        this.original ? h("button", { class: "small danger", id: "item-delete", onclick: () => this.remove() }, "Delete item") : null));
+        this.original ? h("button", { class: "small danger", id: "item-delete", "data-write": true, onclick: () => this.remove() }, "Delete item") : null));
   }
 
   // --- saving ------------------------------------------------------------------------------
@@ -231,7 +231,7 @@ class ItemEditor {
         h("div", {}, h("h3", {}, "Your version"), diffBlock(mine, current, "mine")),
         h("div", {}, h("h3", {}, "Current version in the table"), current ? diffBlock(current, mine, "theirs") : h("pre", { class: "codeblock" }, "(deleted)"))),
       h("div", { class: "btn-row", style: { marginTop: "10px" } },
-        h("button", { class: "danger solid", id: "conflict-overwrite", onclick: () => { this.original = current; this.conflict = null; this.save(); } }, "Overwrite with my version"),
+        h("button", { class: "danger solid", id: "conflict-overwrite", "data-write": true, onclick: () => { this.original = current; this.conflict = null; this.save(); } }, "Overwrite with my version"),
         h("button", { id: "conflict-load", onclick: () => { this.original = current; this.draft = current ? structuredClone(current) : this.blankItem(primaryKeyOf(this.table, mine)); this.rows = rowsFromItem(this.draft, this.keys); this.conflict = null; this.openedAt = new Date(); this.draw(); } }, "Load the current version"),
         h("button", { class: "ghost", onclick: () => { this.conflict = null; this.draw(); } }, "Dismiss")));
   }

@@ -11,10 +11,10 @@ const DESCRIBE_CONCURRENCY = 8;
 export async function renderTableList(view) {
   const body = h("div", {}, h("div", { class: "empty" }, spinner(), " Loading tables…"));
   view.append(h("div", { class: "page-head" }, h("h1", {}, "Tables"), h("div", { class: "spacer" }),
-    h("button", { onclick: () => go("#/") }, "Refresh"), h("button", { class: "primary", onclick: () => go("#/create") }, "+ Create table")), body);
+    h("button", { onclick: () => go("#/") }, "Refresh"), h("button", { class: "primary", "data-write": true, onclick: () => go("#/create") }, "+ Create table")), body);
   const names = await listAllTables();
   if (!names.length) {
-    clear(body, h("div", { class: "card empty" }, h("p", {}, "No tables yet."), h("button", { class: "primary", onclick: () => go("#/create") }, "Create your first table")));
+    clear(body, h("div", { class: "card empty" }, h("p", {}, "No tables yet."), h("button", { class: "primary", "data-write": true, onclick: () => go("#/create") }, "Create your first table")));
     return;
   }
   const descriptions = await describeAll(names);
@@ -67,7 +67,7 @@ function tableRow(name, table) {
     h("td", {}, gsi || lsi ? `${gsi} GSI · ${lsi} LSI` : h("span", { class: "faint" }, "none")),
     h("td", {}, h("div", { class: "btn-row" },
       h("button", { class: "small", onclick: (e) => { e.stopPropagation(); go(tableHash(name, "overview")); } }, "Describe"),
-      h("button", { class: "small danger", onclick: (e) => { e.stopPropagation(); deleteTableFlow(name); } }, "Delete"))));
+      h("button", { class: "small danger", "data-write": true, onclick: (e) => { e.stopPropagation(); deleteTableFlow(name); } }, "Delete"))));
 }
 
 /** j/k/Enter over the rows of a tbody. */
@@ -142,7 +142,7 @@ export async function renderCreateTable(view) {
     container.append(row);
     update();
   };
-  const submit = h("button", { class: "primary", id: "create-submit", onclick: () => createTable(form, gsiRows, lsiRows, submit, problem) }, "Create table");
+  const submit = h("button", { class: "primary", id: "create-submit", "data-write": true, onclick: () => createTable(form, gsiRows, lsiRows, submit, problem) }, "Create table");
   view.append(
     h("div", { class: "page-head" }, h("h1", {}, "Create table")),
     h("div", { class: "builder-grid", oninput: update, onchange: update },
@@ -283,7 +283,7 @@ export async function renderOverview(body, name) {
         ["Latest stream", table.LatestStreamArn || "—"],
         ["Deletion protection", table.DeletionProtectionEnabled ? "On" : "Off"],
         ["Tags", tags instanceof ApiError ? `unavailable (${tags.code})` : tags.length ? tags.map((t) => `${t.Key}=${t.Value}`).join(", ") : "none"],
-      ]), h("div", { class: "btn-row", style: { marginTop: "12px" } }, h("button", { class: "danger", onclick: () => deleteTableFlow(name) }, "Delete table…")))),
+      ]), h("div", { class: "btn-row", style: { marginTop: "12px" } }, h("button", { class: "danger", id: "delete-table", "data-write": true, onclick: () => deleteTableFlow(name) }, "Delete table…")))),
     h("div", { class: "card" }, h("h2", {}, `Indexes (${indexes.length})`), indexes.length ? h("table", { class: "plain" },
       h("thead", {}, h("tr", {}, ["Name", "Kind", "Partition key", "Sort key", "Projection", "Status", "Items"].map((l) => h("th", {}, l)))),
       h("tbody", {}, indexes.map(([kind, index]) => {
