@@ -78,10 +78,26 @@ class NullTransport:
         return self._socket if name == "socket" else None
 
 
+SIGNER: loadgen.Req | None = None
+"""With --secret: signs every request for real (the server verifies them)."""
+ACCESS_KEY = "AKIDBENCH"
+
+
 def request_frame(target: bytes, body: bytes) -> bytes:
     headers = dict(HEADERS)
     headers[b"x-amz-target"] = b"DynamoDB_20120810." + target
+    if SIGNER is not None:
+        headers[b"x-amz-date"] = SIGNER.amz_date.encode()
+        headers[b"authorization"] = SIGNER.authorization(target.decode(), body).encode()
     return b"".join(frame((b"POST", b"/", headers, body)))
+
+
+def verifier(secret: str) -> Any:
+    """The SignatureVerifier of ``dynastore serve --credentials`` with one key."""
+    from dynastore.protocol.credentials import AccessKey
+    from dynastore.protocol.sigv4 import SignatureVerifier
+
+    return SignatureVerifier({ACCESS_KEY: AccessKey(ACCESS_KEY, secret)})
 
 
 def request_bodies(kind: str, data: loadgen.Data, items: int, count: int) -> list[bytes]:
@@ -106,7 +122,10 @@ def request_bodies(kind: str, data: loadgen.Data, items: int, count: int) -> lis
 async def measure(arguments: argparse.Namespace) -> None:
     load_all()
     database = Database.open(arguments.postgres or arguments.data_dir)
-    application = with_console(Application(database), region=database.region)
+    application = with_console(
+        Application(database, verifier(arguments.secret) if arguments.secret else None),
+        region=database.region,
+    )
     endpoint = FrontEndpoint(application.handle, GroupCommit(database, lambda error: None))
     transport = NullTransport()
     endpoint.connection_made(transport)  # type: ignore[arg-type]
@@ -249,8 +268,13 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=16, help="requests per read off the link")
     parser.add_argument("--profile", default="", help="cProfile, sorted by this (tottime, cumtime)")
     parser.add_argument("--postgres", default="", help="a PostgreSQL URL (an empty database): the engine over it")
+    parser.add_argument("--secret", default="", help="sign every request and verify it (--credentials)")
     parser.add_argument("--in-flight", type=int, default=32, help="with --postgres: requests in flight")
     arguments = parser.parse_args()
+    if arguments.secret:
+        global SIGNER
+        amz_date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        SIGNER = loadgen.Req(HEADERS[b"host"].decode(), "/", "us-east-1", ACCESS_KEY, amz_date, arguments.secret)
     if arguments.postgres:
         from dynastore.protocol.http import new_event_loop
 

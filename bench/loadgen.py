@@ -16,7 +16,10 @@ Servers that answer "Connection: close" (e.g. Werkzeug/moto) are handled by reco
 the connect time is then part of the request latency, as it would be for a real client.
 
 Each request carries a static SigV4-style Authorization header and X-Amz-Date; the
-signature is not valid (nothing here verifies signatures).
+signature is not valid (nothing here verifies signatures) unless --secret is given: then
+every request is signed for real (SigV4, before the clock starts; the put workload then
+cycles through --pool distinct signed PutItems instead of splicing a template), for
+servers that verify signatures (dynastore serve --credentials).
 
 --server-pid (repeatable, or a comma list) sums the CPU and RSS of those pids' process trees;
 --db-pid reports a database's process tree (e.g. PostgreSQL's postmaster) apart, as
@@ -53,6 +56,7 @@ except Exception:  # pragma: no cover
     uvloop = None
 
 VERSION = "0.1"
+AMZ_DATE_DEFAULT = "20250101T000000Z"
 WORKLOADS = ("put", "get", "query", "update", "mixed")
 TARGET_PREFIX = "DynamoDB_20120810."
 
@@ -64,9 +68,14 @@ TARGET_PREFIX = "DynamoDB_20120810."
 class Req:
     """Builds raw HTTP request bytes for one endpoint."""
 
-    def __init__(self, host_hdr: str, path: str, region: str, access_key: str, amz_date: str):
+    def __init__(self, host_hdr: str, path: str, region: str, access_key: str, amz_date: str,
+                 secret: str = ""):
         self.host_hdr = host_hdr
         self.path = path or "/"
+        self.region = region
+        self.access_key = access_key
+        self.secret = secret
+        """With a secret every request is signed for real (``full``)."""
         date = amz_date[:8]
         # A static but well-formed SigV4 header; the signature is a fixed hex string.
         sig = hashlib.sha256(b"dynastore-loadgen static signature").hexdigest()
@@ -91,7 +100,44 @@ class Req:
         ).encode()
 
     def full(self, op: str, body: bytes) -> bytes:
+        if self.secret:
+            return self.signed(op, body)
         return self.head(op, len(body)) + body
+
+    def signed(self, op: str, body: bytes) -> bytes:
+        """The request with a valid SigV4 signature over its headers and body."""
+        return (
+            f"POST {self.path} HTTP/1.1\r\n"
+            f"Host: {self.host_hdr}\r\n"
+            f"User-Agent: dynastore-loadgen/{VERSION}\r\n"
+            f"Accept-Encoding: identity\r\n"
+            f"Content-Type: application/x-amz-json-1.0\r\n"
+            f"X-Amz-Target: {TARGET_PREFIX}{op}\r\n"
+            f"X-Amz-Date: {self.amz_date}\r\n"
+            f"Authorization: {self.authorization(op, body)}\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode() + body
+
+    def authorization(self, op: str, body: bytes) -> str:
+        """SigV4 over host, content-type, x-amz-date, x-amz-target and the body."""
+        import hmac
+
+        date = self.amz_date[:8]
+        canonical = "\n".join((
+            "POST", self.path, "",
+            "content-type:application/x-amz-json-1.0", f"host:{self.host_hdr}",
+            f"x-amz-date:{self.amz_date}", f"x-amz-target:{TARGET_PREFIX}{op}", "",
+            "content-type;host;x-amz-date;x-amz-target", hashlib.sha256(body).hexdigest(),
+        ))
+        scope = f"{date}/{self.region}/dynamodb/aws4_request"
+        to_sign = "\n".join(("AWS4-HMAC-SHA256", self.amz_date, scope,
+                              hashlib.sha256(canonical.encode()).hexdigest()))
+        key = ("AWS4" + self.secret).encode()
+        for part in (date, self.region, "dynamodb", "aws4_request"):
+            key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+        signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+        return (f"AWS4-HMAC-SHA256 Credential={self.access_key}/{scope}, "
+                f"SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature={signature}")
 
 
 def dumps(obj) -> bytes:
@@ -200,6 +246,13 @@ def build_workload(wl: str, d: Data, rb: Req, args):
     meta = {}
     if wl in ("get", "update", "mixed") and n_items <= 0:
         raise SystemExit(f"--workload {wl} needs --items > 0")
+    if wl == "put" and rb.secret:  # each signed over its own body: a pool, no template
+        base = args.seed * 1000003
+        pool = []
+        for k in range(base, base + pool_n):
+            pk = PW_FMT % ((k * 2654435761) % 100000000)
+            pool.append(rb.full("PutItem", d.put_body(pk, SK_FMT % (k % 100000000), d.payloads[k & 63])))
+        return "pool", pool, meta
     if wl == "put":
         # pre-serialized template; fixed-width keys -> constant Content-Length
         mark_pk, mark_sk = b"pw@@@@@@@@", b"sk@@@@@@@@"
@@ -1127,7 +1180,9 @@ def parse_args(argv=None):
                          "e.g. a PostgreSQL postmaster; repeatable or a comma list")
     ap.add_argument("--region", default="us-east-1")
     ap.add_argument("--access-key", default="AKIAIOSFODNN7EXAMPLE")
-    ap.add_argument("--amz-date", default="20250101T000000Z")
+    ap.add_argument("--amz-date", default=AMZ_DATE_DEFAULT)
+    ap.add_argument("--secret", default="",
+                    help="sign every request for real with --access-key and this secret key")
     ap.add_argument("--label", default="", help="free text copied into the JSON line")
     ap.add_argument("--out", default="", help="also append the JSON line to this file")
     ap.add_argument("--json-only", action="store_true", help="print only the JSON line")
@@ -1173,7 +1228,9 @@ def main(argv=None):
     host, port = endpoints[0][0], endpoints[0][1]
     u = urlsplit(args.urls[0])
     host_hdr = f"{u.hostname or '127.0.0.1'}:{u.port or 80}"
-    rb = Req(host_hdr, u.path or "/", args.region, args.access_key, args.amz_date)
+    if args.secret and args.amz_date == AMZ_DATE_DEFAULT:  # signatures must be current
+        args.amz_date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    rb = Req(host_hdr, u.path or "/", args.region, args.access_key, args.amz_date, args.secret)
     d = Data(args.table, args.items, args.partition_size, args.item_size, args.seed)
     say = (lambda *a: None) if args.json_only else (lambda *a: print(*a, flush=True))
 
