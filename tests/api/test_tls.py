@@ -430,3 +430,11 @@ def test_the_front_needs_both_files() -> None:
     assert options["--tls-cert"] == "c.pem" and options["--tls-key"] == "k.pem"
     with pytest.raises(SystemExit):
         parse_arguments(["--link-fd", "3", "--handoff-fd", "4", "--tls-cert", "c.pem"])
+
+
+def test_a_plain_http_front_does_not_import_ssl() -> None:
+    """ssl (libssl, libcrypto) is loaded in the front only when TLS is on."""
+    code = "import sys, dynastore.protocol.front; print('ssl' in sys.modules)"
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                               timeout=30, check=True)
+    assert completed.stdout.strip() == "False"
