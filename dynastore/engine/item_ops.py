@@ -57,6 +57,11 @@ class Update(Protocol):
         """The top-level attributes the update writes or removes."""
         ...
 
+    @property
+    def only_removes(self) -> bool:
+        """True when every action is a REMOVE or a DELETE."""
+        ...
+
     def apply(self, item: Item) -> Item: ...
 
     def updated_attributes(self, item: Item) -> Item:
@@ -91,6 +96,13 @@ class UpdatePlan:
 
 
 Plan = PutPlan | DeletePlan | UpdatePlan
+
+
+def creates_nothing(plan: UpdatePlan) -> bool:
+    """An update whose every action takes something away (REMOVE, DELETE,
+    AttributeUpdates' DELETE) leaves a missing item missing: DynamoDB
+    creates no item with just its key then (an empty update does create it)."""
+    return plan.update is not None and plan.update.only_removes
 
 
 @dataclass(frozen=True, slots=True)

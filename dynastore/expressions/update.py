@@ -226,7 +226,8 @@ def clone_value(value: Value) -> Value:
 class UpdatePlan:
     """A compiled UpdateExpression, bound to one request's placeholders."""
 
-    __slots__ = ("_actions", "_clause_count", "paths", "top_level_names", "text", "read_paths")
+    __slots__ = ("_actions", "_clause_count", "paths", "top_level_names", "text", "read_paths",
+                 "only_removes")
 
     def __init__(
         self,
@@ -244,6 +245,9 @@ class UpdatePlan:
         self.top_level_names: frozenset[str] = frozenset(
             str(action.path[0]) for action in actions
         )
+        self.only_removes = all(action.keyword in ("REMOVE", "DELETE") for action in actions)
+        """Every action takes something away: on a missing item such an
+        update creates nothing (DynamoDB leaves the item absent)."""
 
     def apply(self, item: Item) -> Item:
         """The item after the update; ``item`` is left unchanged."""

@@ -28,7 +28,14 @@ from typing import TYPE_CHECKING, Any
 from dynastore.engine import transactions
 from dynastore.engine.capacity import consumed_capacity
 from dynastore.engine.indexes import IndexUnits, merge_units
-from dynastore.engine.item_ops import DeletePlan, Item, Mutation, PutPlan
+from dynastore.engine.item_ops import (
+    DeletePlan,
+    Item,
+    Mutation,
+    PutPlan,
+    UpdatePlan,
+    creates_nothing,
+)
 from dynastore.engine.rows import item_of, row_for
 from dynastore.engine.transactions import WriteAction
 from dynastore.errors import ValidationException
@@ -118,6 +125,8 @@ def _decision(action: WriteAction, mutation: Mutation | None) -> Decision:
     """The row an action writes (DELETE for a delete; None for a ConditionCheck)."""
     if mutation is None:
         return None
+    if mutation.old_item is None and isinstance(action.plan, UpdatePlan) and creates_nothing(action.plan):
+        return None  # as UpdateItem: only REMOVE/DELETE on a missing item creates nothing
     if mutation.new_item is None:
         return DELETE
     assert action.schema is not None

@@ -21,6 +21,7 @@ from dynastore.engine.item_ops import (
     UpdatePlan,
     apply,
     check_key,
+    creates_nothing,
     refuse_key_updates,
     update_size_overhead,
 )
@@ -57,12 +58,15 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     now = database.now()
     outcomes: list[Mutation] = []
 
-    def decide(row: Row | None) -> Row:
+    def decide(row: Row | None) -> Row | None:
         old_item = item_of(row) if row is not None else None
         outcome = apply(plan, old_item, now, None if row is None else row.size)
         if isinstance(outcome, ConditionFailed):
             raise condition_failed(request, outcome, write_units(size_of(row)))
         assert outcome.new_item is not None
+        if row is None and creates_nothing(plan):
+            outcomes[:] = [Mutation(None, None, outcome.new_size)]
+            return None
         outcomes[:] = [outcome]
         new_row = row_for(schema, outcome.new_item, outcome.new_size)
         if schema.local_indexes:

@@ -374,3 +374,63 @@ def test_wrong_operand_type_leaves_item_unchanged(client: Any, make_table: Any) 
     assert code == "ValidationException"
     assert "An operand in the update expression has an incorrect data type" in message
     assert get(client, table, KEY) == item
+
+
+# What an update that only takes away does to a missing item: DynamoDB creates
+# nothing (ScyllaDB's suite, run against DynamoDB: test_update_item_non_existent
+# and test_update_item_delete in test/alternator/test_item.py).
+ONLY_REMOVING_UPDATES = {
+    "remove": {"UpdateExpression": "REMOVE a, b"},
+    "delete-from-set": {"UpdateExpression": "DELETE s :v", "ExpressionAttributeValues": {":v": {"SS": ["x"]}}},
+    "remove-and-delete": {"UpdateExpression": "REMOVE a DELETE s :v",
+                          "ExpressionAttributeValues": {":v": {"NS": ["1"]}}},
+    "legacy-delete": {"AttributeUpdates": {"a": {"Action": "DELETE"}}},
+    "legacy-delete-from-set": {"AttributeUpdates": {"s": {"Action": "DELETE", "Value": {"SS": ["x"]}}}},
+}
+
+
+@pytest.mark.parametrize("case", sorted(ONLY_REMOVING_UPDATES))
+@pytest.mark.parametrize("return_values", ["NONE", "ALL_NEW", "ALL_OLD", "UPDATED_NEW", "UPDATED_OLD"])
+def test_an_update_that_only_removes_creates_no_item(
+    client: Any, make_table: Any, case: str, return_values: str
+) -> None:
+    table = make_table(sk=None)
+    response = client.update_item(TableName=table, Key=KEY, ReturnValues=return_values,
+                                  **ONLY_REMOVING_UPDATES[case])
+    assert set(response) == {"ResponseMetadata"}
+    assert get(client, table, KEY) is None
+    assert client.scan(TableName=table)["Count"] == 0
+
+
+def test_an_only_removing_update_still_checks_its_condition_and_charges(client: Any, make_table: Any) -> None:
+    table = make_table(sk=None)
+    response = client.update_item(TableName=table, Key=KEY, UpdateExpression="REMOVE a",
+                                  ConditionExpression="attribute_not_exists(pk)", ReturnConsumedCapacity="TOTAL")
+    assert response["ConsumedCapacity"]["CapacityUnits"] == 1.0
+    assert get(client, table, KEY) is None
+    code, _ = refused(client, TableName=table, Key=KEY, UpdateExpression="REMOVE a",
+                      ConditionExpression="attribute_exists(pk)")
+    assert code == "ConditionalCheckFailedException"
+
+
+def test_an_update_that_also_sets_creates_the_item(client: Any, make_table: Any) -> None:
+    table = make_table(sk=None)
+    response = client.update_item(TableName=table, Key=KEY, UpdateExpression="REMOVE a SET b = :v",
+                                  ExpressionAttributeValues={":v": {"N": "1"}}, ReturnValues="ALL_NEW")
+    assert response["Attributes"] == {"pk": {"S": "k"}, "b": {"N": "1"}}
+    legacy = {"pk": {"S": "legacy"}}
+    client.update_item(TableName=table, Key=legacy,
+                       AttributeUpdates={"a": {"Action": "DELETE"}, "n": {"Action": "ADD", "Value": {"N": "2"}}})
+    assert get(client, table, legacy) == {"pk": {"S": "legacy"}, "n": {"N": "2"}}
+
+
+def test_a_transaction_update_that_only_removes_creates_no_item(client: Any, make_table: Any) -> None:
+    table = make_table(sk=None)
+    other = {"pk": {"S": "other"}}
+    client.transact_write_items(TransactItems=[
+        {"Update": {"TableName": table, "Key": KEY, "UpdateExpression": "REMOVE a"}},
+        {"Update": {"TableName": table, "Key": other, "UpdateExpression": "SET v = :v",
+                    "ExpressionAttributeValues": {":v": {"S": "x"}}}},
+    ])
+    assert get(client, table, KEY) is None
+    assert get(client, table, other) == {"pk": {"S": "other"}, "v": {"S": "x"}}
