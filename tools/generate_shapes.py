@@ -57,9 +57,12 @@ TABLE_NAME_PRECHECKS: dict[str, list[tuple[str, str, bool]]] = {
 #: errors: it answers with its own texts instead (live: DescribeBackup
 #: BackupArn '' -> "Invalid Backup ARN"; ExportTableToPointInTime TableArn ''
 #: -> "Invalid TableArn: Invalid Table ARN"; UntagResource TagKeys [''] ->
-#: "The Tag Key provided is invalid, Key: ").
+#: "The Tag Key provided is invalid, Key: "; CreateTable/UpdateTable TableClass
+#: 'FOO' -> "Invalid table-class parameter provided. Please try again with a
+#: valid table-class value: [STANDARD, STANDARD_INFREQUENT_ACCESS].", mined
+#: from live answers by ack-api-quirks' DynamoDB message catalogue).
 UNCONSTRAINED: frozenset[str] = frozenset({
-    "BackupArn", "TableArn@arn", "TagKeyString", "TagValueString",
+    "BackupArn", "TableArn@arn", "TagKeyString", "TagValueString", "TableClass",
 })
 
 #: Constraints the service applies that the model lacks (live answers:

@@ -10,9 +10,7 @@ from typing import Any
 
 from dynastore import limits
 from dynastore.engine.index_definitions import (
-    TABLE_KEY_SCHEMA_MAX_ELEMENTS,
-    check_index_key_schema,
-    check_multi_attribute_key_schema,
+    check_global_index_key_schema,
     check_projected_attribute_count,
     check_projection,
     index_definition,
@@ -90,11 +88,7 @@ def _created_index(
         raise ValidationException("Attempting to create an index which already exists")
     if not definitions:
         raise invalid_parameter(f"AttributeDefinitions is not specified for index: {name}")
-    elements = create.get("KeySchema") or []
-    if len(elements) > TABLE_KEY_SCHEMA_MAX_ELEMENTS:
-        check_multi_attribute_key_schema(elements, definitions, name)
-    else:
-        check_index_key_schema(elements, definitions)
+    check_global_index_key_schema(create.get("KeySchema") or [], definitions, name)
     check_projection(create.get("Projection") or {})
     has_throughput = create.get("ProvisionedThroughput") is not None
     if billing_mode == PROVISIONED and not has_throughput:

@@ -142,15 +142,24 @@ def check_multi_attribute_key_schema(
             )
 
 
-def _check_global_index(
-    index: Mapping[str, Any], definitions: Sequence[KeyAttribute], billing_mode: str
+def check_global_index_key_schema(
+    elements: Sequence[Mapping[str, Any]], definitions: Sequence[KeyAttribute], name: Any
 ) -> None:
-    elements = index.get("KeySchema") or []
-    name = index.get("IndexName")
-    if len(elements) > TABLE_KEY_SCHEMA_MAX_ELEMENTS:
+    """A GSI's key schema (CreateTable's and UpdateTable's Create): a table's
+    rules, or the multi-attribute ones when it has more than two elements or
+    two HASH ones (a two-attribute partition key and no sort key: a table's
+    two elements must be HASH then RANGE, a GSI's need not)."""
+    two_hash = len(elements) == 2 and all(element.get("KeyType") == "HASH" for element in elements)
+    if len(elements) > TABLE_KEY_SCHEMA_MAX_ELEMENTS or two_hash:
         check_multi_attribute_key_schema(elements, definitions, name)
     else:
         check_index_key_schema(elements, definitions)
+
+
+def _check_global_index(
+    index: Mapping[str, Any], definitions: Sequence[KeyAttribute], billing_mode: str
+) -> None:
+    check_global_index_key_schema(index.get("KeySchema") or [], definitions, index.get("IndexName"))
     check_projection(index.get("Projection") or {})
     check_index_throughput(index, billing_mode)
 

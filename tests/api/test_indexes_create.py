@@ -130,6 +130,35 @@ def test_multi_attribute_gsi_key_is_accepted(client: Any, create: Any) -> None:
     assert index["KeySchema"] == key(("t", "HASH"), ("c", "HASH"), ("d", "RANGE"), ("e", "RANGE"))
 
 
+def test_a_two_attribute_partition_key_without_sort_key(client: Any, create: Any) -> None:
+    """A GSI's two elements may both be HASH (a multi-attribute partition key,
+    no sort key), in CreateTable and in UpdateTable's Create; a table's may not."""
+    name = create(
+        AttributeDefinitions=BASE + definitions(("t", "S"), ("c", "N")),
+        GlobalSecondaryIndexes=[gsi("two-hash", ("t", "HASH"), ("c", "HASH"))],
+    )["TableDescription"]["TableName"]
+    client.update_table(
+        TableName=name,
+        AttributeDefinitions=BASE + definitions(("t", "S"), ("c", "N"), ("u", "S"), ("v", "S")),
+        GlobalSecondaryIndexUpdates=[{"Create": gsi("two-hash-later", ("u", "HASH"), ("v", "HASH"))}],
+    )
+    indexes = {index["IndexName"]: index for index in client.describe_table(TableName=name)["Table"]["GlobalSecondaryIndexes"]}
+    assert indexes["two-hash"]["KeySchema"] == key(("t", "HASH"), ("c", "HASH"))
+    assert indexes["two-hash-later"]["KeySchema"] == key(("u", "HASH"), ("v", "HASH"))
+    client.put_item(TableName=name, Item={"pk": {"S": "a"}, "sk": {"S": "1"}, "t": {"S": "x"}, "c": {"N": "2"}})
+    found = client.query(TableName=name, IndexName="two-hash", KeyConditionExpression="t = :t AND c = :c",
+                         ExpressionAttributeValues={":t": {"S": "x"}, ":c": {"N": "2"}})
+    assert [item["pk"] for item in found["Items"]] == [{"S": "a"}]
+    with pytest.raises(ClientError) as excinfo:
+        client.create_table(
+            TableName=name + "-t", BillingMode="PAY_PER_REQUEST", AttributeDefinitions=BASE,
+            KeySchema=key(("pk", "HASH"), ("sk", "HASH")),
+        )
+    assert excinfo.value.response["Error"]["Message"] == (
+        "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type"
+    )
+
+
 def test_delete_table_removes_indexes(client: Any, create: Any, unique_name: Any) -> None:
     name = unique_name("idx")
     arguments = dict(

@@ -557,3 +557,29 @@ def test_stream_and_throughput_together(client: Any, provisioned: Any) -> None:
         "One or more parameter values were invalid: You cannot modify stream status while "
         "updating table IOPS",
     )
+
+
+# Texts and precedence mined from live answers (ack-api-quirks' DynamoDB
+# ValidationException catalogue, 2026-10).
+def test_an_invalid_table_class_gets_dynamodbs_own_text(client: Any, make_table: Any) -> None:
+    table = make_table(sk=None)
+    expected = ("ValidationException", "Invalid table-class parameter provided. Please try again with a "
+                "valid table-class value: [STANDARD, STANDARD_INFREQUENT_ACCESS].")
+    assert refused(client, TableName=table, TableClass="FOO") == expected
+    with pytest.raises(ClientError) as excinfo:
+        client.create_table(
+            TableName=table + "-x", TableClass="GLACIER", BillingMode="PAY_PER_REQUEST",
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        )
+    assert error_of(excinfo) == expected
+
+
+def test_sse_with_deletion_protection_names_sse(client: Any, make_table: Any) -> None:
+    table = make_table(sk=None)
+    assert refused(client, TableName=table, SSESpecification={"Enabled": True, "SSEType": "KMS"},
+                   DeletionProtectionEnabled=True) == (
+        "ValidationException",
+        "One or more parameter values were invalid: Server-Side Encryption modification must be the "
+        "only operation in the request",
+    )
