@@ -27,13 +27,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dynastore import limits
 from dynastore.engine.capacity import write_units
 from dynastore.engine.rows import encode_item
 from dynastore.engine.schema import IndexDefinition, KeyAttribute, TableSchema
 from dynastore.errors import ValidationException, invalid_parameter
 from dynastore.storage.base import Row, SortKeyRange
 from dynastore.types.keys import encode_attribute, partition_hash
-from dynastore.types.size import item_size
+from dynastore.types.size import item_size, key_value_size, oversized
 
 Item = dict[str, Any]
 IndexUnits = dict[str, dict[str, float]]
@@ -67,13 +68,17 @@ def table_key_suffix(schema: TableSchema, item: Item) -> bytes:
     return suffix
 
 
-def _components(attributes: tuple[KeyAttribute, ...], item: Item) -> bytes | None:
+def _components(attributes: tuple[KeyAttribute, ...], item: Item, max_bytes: int) -> bytes | None:
     """The concatenated encoding of ``attributes`` in ``item``; None when one is
-    missing (or not of the index's type: such writes are refused earlier)."""
+    missing, or cannot be an index key: not of the index's type, empty, over
+    ``max_bytes`` (writes of such items are refused earlier; a backfill
+    leaves them out, as DynamoDB's index key violations)."""
     parts = []
     for attribute in attributes:
         value = item.get(attribute.name)
         if value is None or attribute.type not in value or value[attribute.type] == "":
+            return None
+        if oversized(value, max_bytes):
             return None
         parts.append(encode_component(attribute.type, value))
     return b"".join(parts)
@@ -89,7 +94,7 @@ def entry_partition(index: IndexDefinition, item: Item) -> bytes | None:
         if value is None or attribute.type not in value or value[attribute.type] == "":
             return None
         return encode_attribute(attribute.type, value)
-    return _components(index.partition_keys, item)
+    return _components(index.partition_keys, item, limits.PARTITION_KEY_MAX_BYTES)
 
 
 def entry_key(schema: TableSchema, index: IndexDefinition, item: Item) -> tuple[bytes, bytes] | None:
@@ -97,7 +102,7 @@ def entry_key(schema: TableSchema, index: IndexDefinition, item: Item) -> tuple[
     pk = entry_partition(index, item)
     if pk is None:
         return None
-    sort = _components(index.sort_keys, item)
+    sort = _components(index.sort_keys, item, limits.SORT_KEY_MAX_BYTES)
     if sort is None:
         return None
     return pk, sort + table_key_suffix(schema, item)
@@ -165,10 +170,12 @@ def entry_row(
 
 
 def check_index_keys(schema: TableSchema, item: Item) -> None:
-    """An index key attribute present in an item must have the index's type and
-    must not be an empty string or binary (DynamoDB's messages)."""
+    """An index key attribute present in an item must have the index's type,
+    must not be an empty string or binary, and must fit the key size limits
+    (2048 bytes a partition key attribute, 1024 a sort key one): DynamoDB's
+    messages."""
     for index in schema.indexes:
-        for attribute in (*index.partition_keys, *index.sort_keys):
+        for position, attribute in enumerate((*index.partition_keys, *index.sort_keys)):
             value = item.get(attribute.name)
             if value is None:
                 continue
@@ -185,6 +192,15 @@ def check_index_keys(schema: TableSchema, item: Item) -> None:
                     "secondary index key is not supported. The AttributeValue for a key "
                     f"attribute cannot contain an empty {kind} value. IndexName: {index.name}, "
                     f"IndexKey: {attribute.name}"
+                )
+            max_bytes = (
+                limits.PARTITION_KEY_MAX_BYTES if position < len(index.partition_keys)
+                else limits.SORT_KEY_MAX_BYTES
+            )
+            if oversized(value, max_bytes):
+                raise invalid_parameter(
+                    f"Size limit exceeded for Index Key {attribute.name} Actual Size: "
+                    f"{key_value_size(value)} bytes Max Size: {max_bytes} bytes IndexName: {index.name}"
                 )
 
 

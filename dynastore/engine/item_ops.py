@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from dynastore import limits
 from dynastore.engine.schema import KeyAttribute, TableSchema
 from dynastore.errors import ValidationException, invalid_parameter, key_schema_mismatch
-from dynastore.types.size import item_size, key_value_size
+from dynastore.types.size import item_size, oversized
 
 Item = dict[str, Any]
 
@@ -229,23 +229,11 @@ def check_batch_item_key(schema: TableSchema, item: Item) -> None:
 
 def check_key_sizes(schema: TableSchema, item: Item) -> None:
     partition_value = item[schema.partition_key.name]
-    if _over(partition_value, limits.PARTITION_KEY_MAX_BYTES):
+    if oversized(partition_value, limits.PARTITION_KEY_MAX_BYTES):
         raise invalid_parameter(MESSAGE_PARTITION_KEY_TOO_LARGE)
     sort_key = schema.sort_key
-    if sort_key is not None and _over(item[sort_key.name], limits.SORT_KEY_MAX_BYTES):
+    if sort_key is not None and oversized(item[sort_key.name], limits.SORT_KEY_MAX_BYTES):
         raise invalid_parameter(MESSAGE_SORT_KEY_TOO_LARGE)
-
-
-def _over(value: dict[str, Any], limit_bytes: int) -> bool:
-    """Whether a key value is over its size limit; short values (the usual
-    case) are decided from their length alone: a character is at most 4
-    UTF-8 bytes, and base64 text is longer than the bytes it encodes."""
-    for type_key, inner in value.items():
-        if type_key == "N":
-            return False  # 38 digits never reach either limit
-        worst_case = len(inner) * 4 if type_key == "S" else len(inner)
-        return worst_case > limit_bytes and key_value_size(value) > limit_bytes
-    return False
 
 
 def _key_attributes(schema: TableSchema) -> tuple[KeyAttribute, ...]:

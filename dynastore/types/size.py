@@ -131,3 +131,16 @@ def key_value_size(value: dict[str, Any]) -> int:
             return binary_length(inner)
         return attribute_value_size(value)
     return 0
+
+
+def oversized(value: dict[str, Any], max_bytes: int) -> bool:
+    """Whether a key value is over ``max_bytes``; short values (the usual
+    case) are decided from their length alone: a character is at most 4
+    UTF-8 bytes, and base64 text is longer than the bytes it encodes; a
+    number's 38 digits never reach either limit."""
+    for type_key, inner in value.items():
+        if type_key == "N":
+            return False
+        worst_case = len(inner) * 4 if type_key == "S" else len(inner)
+        return worst_case > max_bytes and key_value_size(value) > max_bytes
+    return False

@@ -98,6 +98,20 @@ def test_backfill_skips_items_with_wrong_key_type(client: Any, make_table: Any) 
     assert wait_active(client, table, "by-g")["ItemCount"] == 1
 
 
+def test_backfill_leaves_out_items_whose_key_is_too_large(client: Any, make_table: Any) -> None:
+    """An item written before the index whose would-be index key is over the
+    key size limits is not indexed (a DynamoDB index key violation), the
+    others are; the item itself stays in the table."""
+    table = make_table()
+    client.put_item(TableName=table, Item={"pk": S("big"), "sk": S("x"), "g": S("g" * 2049)})
+    client.put_item(TableName=table, Item={"pk": S("fits"), "sk": S("x"), "g": S("g" * 2048)})
+    client.update_table(TableName=table, AttributeDefinitions=definition(),
+                        GlobalSecondaryIndexUpdates=[create_action()])
+    assert wait_active(client, table, "by-g")["ItemCount"] == 1
+    assert index_keys(client, table, "by-g") == ["fits"]
+    assert client.get_item(TableName=table, Key={"pk": S("big"), "sk": S("x")})["Item"]["g"] == S("g" * 2049)
+
+
 def test_backfill_runs_online_and_racing_writes_are_kept_exactly_once(
     client: Any, make_table: Any, endpoint: str, transport: str
 ) -> None:

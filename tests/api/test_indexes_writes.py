@@ -265,3 +265,44 @@ def test_batch_write_item_collection_metrics(client: Any, table: str) -> None:
     metrics = result["ItemCollectionMetrics"][table]
     assert [entry["ItemCollectionKey"] for entry in metrics] == [{"pk": S("a")}, {"pk": S("b")}]
     assert all(entry["SizeEstimateRangeGB"] == [0.0, 1.0] for entry in metrics)
+
+
+# DynamoDB: "Size limit exceeded for Index Key c Actual Size: 43398 bytes Max
+# Size: 2048 bytes IndexName: index4" (dynalite issue 35, and user reports);
+# the sort key's 1024-byte form is by analogy.
+def test_index_key_values_are_held_to_the_key_size_limits(client: Any, make_table: Any) -> None:
+    table = make_table(
+        AttributeDefinitions=[{"AttributeName": name, "AttributeType": "S"} for name in ("pk", "sk", "g", "h")],
+        GlobalSecondaryIndexes=[{
+            "IndexName": "by-g-h", "Projection": {"ProjectionType": "ALL"},
+            "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}, {"AttributeName": "h", "KeyType": "RANGE"}],
+        }],
+    )
+    key = {"pk": {"S": "a"}, "sk": {"S": "1"}}
+
+    def message(attribute: str, size: int, limit: int) -> str:
+        return (f"One or more parameter values were invalid: Size limit exceeded for Index Key {attribute} "
+                f"Actual Size: {size} bytes Max Size: {limit} bytes IndexName: by-g-h")
+
+    writes = {
+        "PutItem": lambda value: client.put_item(TableName=table, Item={**key, **value}),
+        "UpdateItem": lambda value: client.update_item(
+            TableName=table, Key=key, UpdateExpression="SET " + ", ".join(f"{n} = :{n}" for n in value),
+            ExpressionAttributeValues={f":{n}": v for n, v in value.items()}),
+        "BatchWriteItem": lambda value: client.batch_write_item(
+            RequestItems={table: [{"PutRequest": {"Item": {**key, **value}}}]}),
+    }
+    for operation, write in writes.items():
+        for value, expected in (
+            ({"g": {"S": "é" * 1025}}, message("g", 2050, 2048)),
+            ({"h": {"S": "x" * 1025}}, message("h", 1025, 1024)),
+        ):
+            with pytest.raises(ClientError) as excinfo:
+                write(value)
+            assert error_of(excinfo) == ("ValidationException", expected), operation
+        write({"g": {"S": "x" * 2048}, "h": {"S": "y" * 1024}})  # at the limits: fine
+    with pytest.raises(ClientError) as excinfo:
+        client.transact_write_items(TransactItems=[
+            {"Put": {"TableName": table, "Item": {**key, "g": {"S": "x" * 2049}}}}])
+    assert excinfo.value.response["CancellationReasons"][0]["Code"] == "ValidationError"
+    assert client.get_item(TableName=table, Key=key)["Item"]["g"] == {"S": "x" * 2048}
