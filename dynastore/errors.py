@@ -211,7 +211,8 @@ CATALOGUE: dict[str, type[DynamoDBError]] = {
 
 
 def table_not_found(table_name: str | None = None) -> ResourceNotFoundException:
-    """DynamoDB names the table in data-plane errors these days."""
+    """The control plane's text names the table; without a name, the data
+    plane's bare text (ops.DATA_PLANE_OPERATIONS answers with it)."""
     if table_name is None:
         return ResourceNotFoundException("Requested resource not found")
     return ResourceNotFoundException(f"Requested resource not found: Table: {table_name} not found")
