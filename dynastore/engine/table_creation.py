@@ -103,7 +103,9 @@ def check_create_secondary_features(request: Mapping[str, Any]) -> None:
                 "Table is being created with a stream enabled, UpdateViewType is required"
             )
     encryption = request.get("SSESpecification") or {}
-    if encryption.get("Enabled"):
+    # DynamoDB infers Enabled from SSEType: {SSEType: KMS} alone turns KMS on
+    # (ack-api-quirks DDB-TABLE-044, live), so it is refused the same way.
+    if encryption.get("Enabled") or (encryption.get("Enabled") is None and encryption.get("SSEType")):
         raise unsupported("SSESpecification")
     if request.get("ResourcePolicy") is not None:
         raise unsupported("ResourcePolicy")

@@ -778,3 +778,21 @@ def test_on_demand_index_with_throughput(create: Any) -> None:
         "One or more parameter values were invalid: ProvisionedThroughput should not be "
         "specified for index: abc when BillingMode is PAY_PER_REQUEST",
     )
+
+
+def test_sse_is_enabled_by_its_type_alone_and_refused_as_not_supported(client: Any, unique_name: Any) -> None:
+    """DynamoDB infers Enabled from SSEType ({SSEType: KMS} turns KMS on:
+    ack-api-quirks DDB-TABLE-044, live); dynastore supports no KMS key yet,
+    so both forms get the same refusal, and {} is the default encryption."""
+    base = dict(BillingMode="PAY_PER_REQUEST", AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}])
+    for specification in ({"Enabled": True}, {"SSEType": "KMS"}):
+        with pytest.raises(ClientError) as excinfo:
+            client.create_table(TableName=unique_name("sse"), SSESpecification=specification, **base)
+        assert excinfo.value.response["Error"]["Message"] == (
+            "dynastore does not support SSESpecification yet (see docs/compatibility.md)"
+        )
+    name = unique_name("sse")
+    client.create_table(TableName=name, SSESpecification={}, **base)
+    assert "SSEDescription" not in client.describe_table(TableName=name)["Table"]
+    client.delete_table(TableName=name)
