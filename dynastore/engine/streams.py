@@ -17,6 +17,8 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import hmac
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,6 +97,17 @@ def table_name_of_stream_arn(arn: str) -> str | None:
     return name if marker and name and label else None
 
 
+STREAM_ARN_PATTERN = re.compile(
+    r"arn:[a-z0-9-]+:dynamodb:[^:/|]+:[^:/|]+:table/[a-zA-Z0-9_.-]+/stream/[^|]+"
+)
+"""What a stream ARN looks like; anything else is refused with "Invalid
+StreamArn" before any lookup (a well-formed ARN of no stream is "not found")."""
+
+
+def is_stream_arn(text: Any) -> bool:
+    return isinstance(text, str) and STREAM_ARN_PATTERN.fullmatch(text) is not None
+
+
 def format_sequence(number: int) -> str:
     return f"{number:0{SEQUENCE_DIGITS}d}"
 
@@ -104,6 +117,13 @@ def parse_sequence(text: Any) -> int | None:
     if not isinstance(text, str) or not text.isdigit() or not text.isascii():
         return None
     return int(text)
+
+
+def exact_sequence(text: Any) -> int | None:
+    """The number of a SequenceNumber given back exactly as it was issued
+    (no added or dropped leading zeros), else None."""
+    number = parse_sequence(text)
+    return number if number is not None and format_sequence(number) == text else None
 
 
 def shard_id_for(start: int, parent: str | None) -> str:
@@ -250,21 +270,46 @@ class IteratorPosition:
     issued: float
 
 
+ITERATOR_VERSION = "|1|"
+"""A shard iterator is ``<stream ARN>|1|<base64>``, as DynamoDB's are."""
+ITERATOR_TAG_BYTES = 16
+_ITERATOR_KEY = b"dynastore shard iterator v1"
+"""Keys the iterator's integrity tag. Not a secret (every server of a store
+must accept every other's iterators): the tag makes an edited, truncated or
+re-prefixed iterator invalid instead of a position nobody issued."""
+
+
+def _iterator_tag(stream: str, payload: bytes) -> bytes:
+    return hashlib.blake2b(stream.encode() + b"|" + payload, key=_ITERATOR_KEY,
+                           digest_size=ITERATOR_TAG_BYTES).digest()
+
+
 def encode_iterator(position: IteratorPosition) -> str:
     payload = orjson.dumps([position.shard_id, str(position.after), position.issued])
-    return f"{position.stream}|1|{base64.urlsafe_b64encode(payload).decode()}"
+    token = base64.b64encode(_iterator_tag(position.stream, payload) + payload).decode()
+    return f"{position.stream}{ITERATOR_VERSION}{token}"
 
 
 def decode_iterator(text: Any) -> IteratorPosition | None:
-    """The position a shard iterator names, or None if it is not one of ours."""
-    if not isinstance(text, str):
+    """The position a shard iterator names, or None unless it is exactly an
+    iterator this module issued (any change to it makes it invalid)."""
+    if not isinstance(text, str) or not text.isascii():
         return None
-    stream, _, rest = text.partition("|1|")
-    if not rest or table_name_of_stream_arn(stream) is None:
+    stream, _, token = text.partition(ITERATOR_VERSION)
+    if not token or not is_stream_arn(stream):
         return None
     try:
-        shard_id, after, issued = orjson.loads(base64.urlsafe_b64decode(rest.encode()))
-    except (ValueError, TypeError, binascii.Error, orjson.JSONDecodeError):
+        raw = base64.b64decode(token.encode(), validate=True)
+    except (ValueError, binascii.Error):
+        return None
+    if base64.b64encode(raw).decode() != token or len(raw) <= ITERATOR_TAG_BYTES:
+        return None
+    tag, payload = raw[:ITERATOR_TAG_BYTES], raw[ITERATOR_TAG_BYTES:]
+    if not hmac.compare_digest(tag, _iterator_tag(stream, payload)):
+        return None
+    try:
+        shard_id, after, issued = orjson.loads(payload)
+    except (ValueError, TypeError, orjson.JSONDecodeError):
         return None
     after_number = parse_sequence(after)
     if not isinstance(shard_id, str) or after_number is None or not isinstance(issued, int | float):

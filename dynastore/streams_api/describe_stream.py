@@ -1,32 +1,38 @@
 """DescribeStream: a stream's status, view type, key schema and shards (with
-their sequence-number ranges and parents), a page of shards at a time."""
+their sequence-number ranges and parents), a page of shards at a time;
+``ShardFilter`` ``CHILD_SHARDS`` lists only the children of one shard."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dynastore.engine.streams import DESCRIBE_STREAM_MAX_LIMIT
-from dynastore.streams_api.errors import stream_not_found
+from dynastore.engine.streams import DESCRIBE_STREAM_MAX_LIMIT, is_stream_arn
+from dynastore.streams_api.errors import (
+    invalid_stream_arn,
+    shard_filter_member_missing,
+    stream_not_found,
+)
 
 if TYPE_CHECKING:
     from dynastore.database import Database
+    from dynastore.engine.streams import Shard
 
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     arn = request["StreamArn"]
+    if not is_stream_arn(arn):
+        raise invalid_stream_arn()
+    shard_filter = request.get("ShardFilter")
+    parent = None if shard_filter is None else child_shards_of(shard_filter)
     log = database.streams.by_arn.get(arn)
     if log is None:
         raise stream_not_found(arn)
     shards = database.streams.shards(log)
-    shard_filter = request.get("ShardFilter") or {}
-    if shard_filter.get("Type") == "CHILD_SHARDS":
-        shards = [shard for shard in shards if shard.parent == shard_filter.get("ShardId")]
+    if parent is not None:
+        shards = [shard for shard in shards if shard.parent == parent]
     start = request.get("ExclusiveStartShardId")
     if start is not None:
-        ids = [shard.shard_id for shard in shards]
-        shards = shards[ids.index(start) + 1:] if start in ids else [
-            shard for shard in shards if shard.shard_id > start
-        ]
+        shards = after_shard(shards, start)
     limit = request.get("Limit") or DESCRIBE_STREAM_MAX_LIMIT
     page = shards[:limit]
     description: dict[str, Any] = {
@@ -42,3 +48,24 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     if len(shards) > limit:
         description["LastEvaluatedShardId"] = page[-1].shard_id
     return {"StreamDescription": description}
+
+
+def child_shards_of(shard_filter: dict[str, Any]) -> str:
+    """The parent shard id a ShardFilter asks the children of (its Type can
+    only be CHILD_SHARDS: the shape's enum has refused anything else)."""
+    if shard_filter.get("Type") is None:
+        raise shard_filter_member_missing("type")
+    parent = shard_filter.get("ShardId")
+    if parent is None:
+        raise shard_filter_member_missing("shardId")
+    return str(parent)
+
+
+def after_shard(shards: list[Shard], start: str) -> list[Shard]:
+    """The shards after ``start``: after its place in the list when it is one
+    of them, else those whose id sorts after it (an unknown or trimmed-away
+    id is not an error)."""
+    ids = [shard.shard_id for shard in shards]
+    if start in ids:
+        return shards[ids.index(start) + 1:]
+    return [shard for shard in shards if shard.shard_id > start]

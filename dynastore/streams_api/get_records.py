@@ -4,6 +4,10 @@ order, at most ``Limit`` (1,000) or 1 MB, and the iterator to continue with.
 A closed shard read to its end answers without NextShardIterator, which is
 how consumers learn to move on to the child shards. The records' JSON is
 stored in wire form and spliced into the answer without decoding.
+
+Checks, in order: the iterator is exactly one this server (or another over
+the same store) issued, it has not expired, its shard still exists, and
+its position has not been trimmed.
 """
 
 from __future__ import annotations
@@ -14,10 +18,10 @@ import orjson
 
 from dynastore.engine import streams
 from dynastore.streams_api.errors import (
-    ExpiredIteratorException,
-    TrimmedDataAccessException,
+    data_trimmed,
     invalid_iterator,
-    stream_not_found,
+    iterator_expired,
+    iterator_shard_not_found,
 )
 
 if TYPE_CHECKING:
@@ -28,18 +32,16 @@ def handle(database: Database, request: dict[str, Any]) -> bytes:
     iterator = streams.decode_iterator(request["ShardIterator"])
     if iterator is None:
         raise invalid_iterator()
-    store = database.streams
-    log = store.by_arn.get(iterator.stream)
-    if log is None:
-        raise stream_not_found(iterator.stream)
-    shard = store.shard(log, iterator.shard_id)
-    if shard is None:  # trimmed away entirely
-        raise TrimmedDataAccessException()
     now = database.now()
     if now - iterator.issued > streams.ITERATOR_LIFETIME_SECONDS:
-        raise ExpiredIteratorException()
+        raise iterator_expired()
+    store = database.streams
+    log = store.by_arn.get(iterator.stream)
+    shard = None if log is None else store.shard(log, iterator.shard_id)
+    if log is None or shard is None:  # the stream or the shard is gone (trimmed away)
+        raise iterator_shard_not_found()
     if iterator.after < shard.trimmed:
-        raise TrimmedDataAccessException()
+        raise data_trimmed()
     limit = request.get("Limit") or streams.GET_RECORDS_MAX_LIMIT
     rows = store.records_after(log, shard, iterator.after, limit)
     last = int(rows[-1].sk) if rows else iterator.after

@@ -1,14 +1,21 @@
 """GetShardIterator: a position in a shard (TRIM_HORIZON, LATEST,
-AT_SEQUENCE_NUMBER, AFTER_SEQUENCE_NUMBER), valid for 15 minutes."""
+AT_SEQUENCE_NUMBER, AFTER_SEQUENCE_NUMBER), valid for 15 minutes.
+
+Checks, in order: SequenceNumber given exactly when the type needs one,
+the ARN's form, the stream, the shard, then the sequence number (exactly
+as DynamoDB issued it, within the shard's range, not yet trimmed)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from dynastore.engine import streams
-from dynastore.errors import ValidationException
 from dynastore.streams_api.errors import (
-    TrimmedDataAccessException,
+    data_trimmed,
+    invalid_sequence_number,
+    invalid_stream_arn,
+    sequence_number_not_allowed,
+    sequence_number_required,
     shard_not_found,
     stream_not_found,
 )
@@ -18,17 +25,27 @@ if TYPE_CHECKING:
     from dynastore.engine.streams import Shard
     from dynastore.streams_api.store import StreamLog, StreamStore
 
+NEEDS_SEQUENCE_NUMBER = ("AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER")
+
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     arn = request["StreamArn"]
+    kind = request["ShardIteratorType"]
+    sequence_text = request.get("SequenceNumber")
+    if kind in NEEDS_SEQUENCE_NUMBER and sequence_text is None:
+        raise sequence_number_required(kind)
+    if kind not in NEEDS_SEQUENCE_NUMBER and sequence_text is not None:
+        raise sequence_number_not_allowed(kind)
+    if not streams.is_stream_arn(arn):
+        raise invalid_stream_arn()
     store = database.streams
     log = store.by_arn.get(arn)
     if log is None:
         raise stream_not_found(arn)
     shard = store.shard(log, request["ShardId"])
     if shard is None:
-        raise shard_not_found(arn, request["ShardId"])
-    after = position(store, log, shard, request["ShardIteratorType"], request.get("SequenceNumber"))
+        raise shard_not_found()
+    after = position(store, log, shard, kind, sequence_text)
     iterator = streams.IteratorPosition(arn, shard.shard_id, after, database.now())
     return {"ShardIterator": streams.encode_iterator(iterator)}
 
@@ -41,16 +58,20 @@ def position(store: StreamStore, log: StreamLog, shard: Shard, kind: str, sequen
         if shard.closed:
             return shard.end if shard.end is not None else shard.start - 1
         return store.last_sequence(log)
-    if sequence_text is None:
-        raise ValidationException(f"SequenceNumber must be specified for ShardIteratorType {kind}")
-    number = streams.parse_sequence(sequence_text)
-    last = shard.end if shard.closed else store.last_sequence(log)
-    if number is None or number < shard.start or (last is not None and number > last) or (
-        shard.closed and last is None
-    ):
-        raise ValidationException(
-            f"Invalid SequenceNumber {sequence_text} for shard {shard.shard_id}"
-        )
-    if number <= shard.trimmed:
-        raise TrimmedDataAccessException()
-    return number - 1 if kind == "AT_SEQUENCE_NUMBER" else number
+    number = streams.exact_sequence(sequence_text)
+    if number is None or not in_range(shard, number):
+        raise invalid_sequence_number()
+    after = number - 1 if kind == "AT_SEQUENCE_NUMBER" else number
+    if after < shard.trimmed:
+        raise data_trimmed()
+    return after
+
+
+def in_range(shard: Shard, number: int) -> bool:
+    """Within the shard's SequenceNumberRange as DescribeStream shows it (an
+    open shard has no end yet)."""
+    if number < shard.start:
+        return False
+    if not shard.closed:
+        return True
+    return number <= (shard.end if shard.end is not None else shard.start)
