@@ -90,6 +90,15 @@ TARGETS: dict[bytes, str] = {
 _STREAMS_TARGET_PREFIX_BYTES = STREAMS_TARGET_PREFIX.encode()
 
 CORS_ALLOW_ANY_ORIGIN = b"Access-Control-Allow-Origin: *\r\n"
+CORS_EXPOSE_HEADERS = (
+    b"Access-Control-Expose-Headers: x-amzn-RequestId,x-amzn-ErrorType,x-amzn-ErrorMessage,Date\r\n"
+)
+"""The headers DynamoDB lets a browser's script read (a capture of
+dynamodb.us-east-1.amazonaws.com's preflight answer, AllanZhengYP/cors-test;
+x-amz-crc32 is not among them, which is why aws-sdk-js cannot check it in
+browsers: aws/aws-sdk-js#1614)."""
+CORS_ON_RESPONSE = CORS_ALLOW_ANY_ORIGIN + CORS_EXPOSE_HEADERS
+"""What every reply to a request with an Origin header carries (but a preflight's)."""
 CORS_MAX_AGE_SECONDS = 172800
 
 
@@ -119,19 +128,49 @@ def response_content_type(request_content_type: bytes | None) -> bytes | None:
     return essence if essence in ACCEPTED_CONTENT_TYPES else None
 
 
+GZIP_MEMBER_START = b"\x1f\x8b\x08"
+"""The first bytes of a gzip member (RFC 1952: ID1, ID2, CM=deflate)."""
+
+
+def decode_request_body(body: bytes, content_encoding: bytes) -> bytes:
+    """The request body its Content-Encoding describes. DynamoDB takes
+    gzip only (the SDKs' request compression): any other coding, deflate
+    and ``gzip, gzip`` included, is answered with a 500 InternalServerError
+    (ScyllaDB's test_garbage_content_encoding, run against the service).
+    An empty header means no coding."""
+    coding = content_encoding.strip().lower()
+    if coding == b"gzip":
+        return decompress_gzip(body)
+    if not coding:
+        return body
+    raise InternalServerError()
+
+
 def decompress_gzip(body: bytes) -> bytes:
     """Inflate a gzip request body, refusing to produce more than the request
-    limit (so a small bomb cannot make the server allocate without bound)."""
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-    try:
-        inflated = inflater.decompress(body, limits.REQUEST_BODY_MAX_BYTES + 1)
-    except zlib.error as error:
-        raise SerializationException() from error
-    if len(inflated) > limits.REQUEST_BODY_MAX_BYTES or inflater.unconsumed_tail:
-        raise RequestEntityTooLargeException()
-    if not inflater.eof:
-        raise SerializationException()
-    return inflated
+    limit (so a small bomb cannot make the server allocate without bound).
+
+    As DynamoDB does (ScyllaDB's test_compressed_request.py, against the
+    service): several gzip members one after the other are one body, and
+    bytes after a member that do not begin another one are ignored."""
+    pieces: list[bytes] = []
+    inflated_bytes = 0
+    data = body
+    while True:
+        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        try:
+            inflated = inflater.decompress(data, limits.REQUEST_BODY_MAX_BYTES + 1 - inflated_bytes)
+        except zlib.error as error:
+            raise SerializationException() from error
+        inflated_bytes += len(inflated)
+        if inflated_bytes > limits.REQUEST_BODY_MAX_BYTES or inflater.unconsumed_tail:
+            raise RequestEntityTooLargeException()
+        if not inflater.eof:
+            raise SerializationException()
+        pieces.append(inflated)
+        data = inflater.unused_data
+        if not data.startswith(GZIP_MEMBER_START):
+            return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
 def _has_credentials_fast(authorization: bytes | None, headers: dict[bytes, bytes]) -> bool:
@@ -161,7 +200,8 @@ class Application:
         self.database = database
         self.namespaces = Namespaces.of(database)
         self.verifier = verifier
-        self.health_body = f"healthy: dynamodb.{database.region}.amazonaws.com ".encode()
+        self.health_bodies: dict[str, bytes] = {}
+        """Region -> the health check's answer naming its endpoint (bounded)."""
 
     def handle(self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes) -> Reply:
         """The reply to one request; never raises."""
@@ -170,9 +210,9 @@ class Application:
         if method == b"POST":
             reply = self.handle_api_call(url, headers, body)
         else:
-            reply = self.handle_other(method, headers)
-        if b"origin" in headers and not reply[3]:
-            return (reply[0], reply[1], reply[2], CORS_ALLOW_ANY_ORIGIN)
+            reply = self.handle_other(method, url, headers)
+        if b"origin" in headers and method != b"OPTIONS":
+            return (reply[0], reply[1], reply[2], reply[3] + CORS_ON_RESPONSE)
         return reply
 
     def handle_admin(self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes) -> Reply:
@@ -250,12 +290,31 @@ class Application:
         except TooManyNamespaces as error:
             raise LimitExceededException(str(error)) from None
 
-    def handle_other(self, method: bytes, headers: dict[bytes, bytes]) -> Reply:
+    def handle_other(self, method: bytes, url: bytes, headers: dict[bytes, bytes]) -> Reply:
         if method == b"OPTIONS" and b"origin" in headers:
             return cors_preflight(headers)
         if method == b"GET" or method == b"HEAD":
-            return (200, TEXT_PLAIN, self.health_body, b"")
+            return (200, TEXT_PLAIN, self.health_body(url, headers), b"")
         return UNKNOWN_OPERATION_PAGE
+
+    def health_body(self, url: bytes, headers: dict[bytes, bytes]) -> bytes:
+        """DynamoDB's health answer names the regional endpoint asked,
+        ``healthy: dynamodb.REGION.amazonaws.com `` (trailing space and all):
+        the region of the request's credential scope if it is signed, else
+        the one its Host names (``dynamodb.REGION.amazonaws.com``), else the
+        server's default region."""
+        region = (
+            credential_scope_region(headers.get(b"authorization"), url.partition(b"?")[2])
+            or host_region(headers.get(b"host"))
+            or self.database.region
+        )
+        body = self.health_bodies.get(region)
+        if body is None:
+            body = f"healthy: dynamodb.{region}.amazonaws.com ".encode()
+            if len(self.health_bodies) >= limits.HTTP_HEALTH_BODY_CACHE_ENTRIES:
+                self.health_bodies.clear()
+            self.health_bodies[region] = body
+        return body
 
     def handle_api_call(self, url: bytes, headers: dict[bytes, bytes], body: bytes) -> Reply:
         content_type = response_content_type(headers.get(b"content-type"))
@@ -284,8 +343,8 @@ class Application:
         """Decode, authenticate and run one API call; returns the response body."""
         raw_body = body  # what the signature's payload hash covers
         encoding = headers.get(b"content-encoding")
-        if encoding is not None and encoding.strip().lower() == b"gzip":
-            body = decompress_gzip(body)
+        if encoding is not None:
+            body = decode_request_body(body, encoding)
         try:
             request = orjson.loads(body) if body else None
         except orjson.JSONDecodeError as error:
@@ -377,8 +436,25 @@ def _first_table(request: Any) -> str:
     return "*"
 
 
+def host_region(host: bytes | None) -> str | None:
+    """The region a Host header of DynamoDB's regional form names
+    (``dynamodb.eu-west-1.amazonaws.com[:port]``), else None."""
+    if host is None:
+        return None
+    name = host.partition(b":")[0].lower()
+    if not (name.startswith(b"dynamodb.") and name.endswith(b".amazonaws.com")):
+        return None
+    region = name[len(b"dynamodb."):-len(b".amazonaws.com")]
+    if not 0 < len(region) <= 64 or not region.replace(b"-", b"a").isalnum():
+        return None  # REGION_PATTERN, in bytes operations
+    return region.decode("ascii")
+
+
 def cors_preflight(headers: dict[bytes, bytes]) -> Reply:
-    """DynamoDB answers a browser's preflight for any origin."""
+    """DynamoDB answers a browser's preflight for any origin: it allows
+    the headers and the method asked for, exposes its own headers, and
+    sends no body, no Content-Type and no x-amz-crc32 (the empty content
+    type here: http.BARE_RESPONSE_HEAD)."""
     lines = [CORS_ALLOW_ANY_ORIGIN]
     requested_headers = headers.get(b"access-control-request-headers")
     if requested_headers is not None:
@@ -386,5 +462,6 @@ def cors_preflight(headers: dict[bytes, bytes]) -> Reply:
     requested_method = headers.get(b"access-control-request-method")
     if requested_method is not None:
         lines.append(b"Access-Control-Allow-Methods: " + requested_method + b"\r\n")
+    lines.append(CORS_EXPOSE_HEADERS)
     lines.append(b"Access-Control-Max-Age: %d\r\n" % CORS_MAX_AGE_SECONDS)
-    return (200, TEXT_PLAIN, b"", b"".join(lines))
+    return (200, b"", b"", b"".join(lines))

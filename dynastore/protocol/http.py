@@ -27,7 +27,16 @@ queued while the client is not reading its responses
 full the connection stops reading, and a client that keeps pipelining past
 the bound is disconnected. Connections are bounded too: at most
 MAX_CONNECTIONS at once, closed after IDLE_CONNECTION_SECONDS without a
-request or STALLED_REQUEST_SECONDS stuck in the middle of one.
+request or STALLED_REQUEST_SECONDS stuck in the middle of one. A request
+target over limits.HTTP_REQUEST_LINE_MAX_BYTES (16 KB, DynamoDB's bound) is
+answered 400.
+
+Compression: a request whose Accept-Encoding allows gzip or deflate gets a
+reply of 4 KB or more compressed (``choose_coding``, ``encode_reply``), here,
+where the reply is written: in the front process for its connections, so
+the engine never pays for it. Requests record the coding they asked for in
+``HttpConnection.codings``; a request without Accept-Encoding, or with
+``identity``, costs a dictionary lookup and a comparison.
 """
 
 from __future__ import annotations
@@ -35,9 +44,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import socket
 import sys
 import time
+import zlib
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
@@ -107,11 +118,20 @@ HEADERS_TOO_LARGE: Reply = (431, TEXT_PLAIN, b"Request header fields too large",
 BAD_REQUEST: Reply = (400, TEXT_PLAIN, b"Bad request", b"")
 
 RESPONSE_HEAD = (
-    b"%s\r\nx-amzn-RequestId: %s%020d\r\nx-amz-crc32: %d\r\nContent-Type: %s\r\n"
+    b"%s\r\nServer: Server\r\nx-amzn-RequestId: %s%020d\r\nx-amz-crc32: %d\r\nContent-Type: %s\r\n"
     b"Content-Length: %d\r\nDate: %s\r\n%s%s\r\n"
 )
 """Every response's head. The request id is a per-process random prefix and a
-counter, formatted in the same step."""
+counter, formatted in the same step. ``Server: Server`` is what DynamoDB
+sends (captures of dynamodb.us-east-1.amazonaws.com; ScyllaDB's
+test_http_headers.py checks the header is there on AWS)."""
+BARE_RESPONSE_HEAD = (
+    b"%s\r\nServer: Server\r\nx-amzn-RequestId: %s%020d\r\nContent-Length: %d\r\nDate: %s\r\n%s%s\r\n"
+)
+"""The head of a reply whose content type is empty (a CORS preflight): DynamoDB's
+answer to one has neither Content-Type nor x-amz-crc32."""
+KEEP_ALIVE = b"Connection: keep-alive\r\n"
+"""DynamoDB says so on every reply that leaves the connection open."""
 SMALL_BODY_BYTES = 65536
 """Bodies below this are copied into one write with the head; larger ones are
 written after it without the copy."""
@@ -164,6 +184,103 @@ def http_date(seconds: float | None = None) -> bytes:
     ).encode()
 
 
+GZIP = b"gzip"
+DEFLATE = b"deflate"
+CONTENT_ENCODING_LINES = {
+    GZIP: b"Content-Encoding: gzip\r\n",
+    DEFLATE: b"Content-Encoding: deflate\r\n",
+}
+_ZLIB_WBITS = {GZIP: 16 + zlib.MAX_WBITS, DEFLATE: zlib.MAX_WBITS}
+"""gzip (RFC 1952) and deflate as HTTP means it: the zlib format (RFC 1950)."""
+_QUALITY_NUMBER = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)")
+_CODINGS_ASKED: dict[bytes, bytes | None] = {}
+"""Accept-Encoding value -> the coding it chooses (clients send the same few)."""
+_NOT_PARSED = b"not parsed"
+
+
+def response_coding(accept_encoding: bytes) -> bytes | None:
+    """The coding (``GZIP``, ``DEFLATE``) to compress a large reply with for
+    a request that sent this ``Accept-Encoding``, or None for none."""
+    try:
+        return _CODINGS_ASKED[accept_encoding]
+    except KeyError:
+        pass
+    coding = choose_coding(accept_encoding)
+    if len(_CODINGS_ASKED) >= limits.HTTP_ACCEPT_ENCODING_CACHE_ENTRIES:
+        _CODINGS_ASKED.clear()
+    _CODINGS_ASKED[accept_encoding] = coding
+    return coding
+
+
+def choose_coding(accept_encoding: bytes) -> bytes | None:
+    """DynamoDB's reading of Accept-Encoding (as ScyllaDB's
+    test_compressed_response.py records it against the service): it
+    compresses with gzip or deflate, the one of highest quality; ``*``
+    stands for either one not named; ``identity`` and unknown names are
+    ignored; names are case-insensitive; an entry's first well-formed
+    ``q=`` counts (clamped to 0..1; a malformed one is skipped, so the
+    default 1 stands); a name listed twice keeps its best quality. Ties go
+    to a named coding over ``*``, then to the one named first, then to gzip."""
+    named: dict[bytes, tuple[float, int]] = {}
+    """coding -> (quality, position of its first entry)"""
+    wildcard: float | None = None
+    for position, entry in enumerate(accept_encoding.split(b",")):
+        name, *parameters = entry.split(b";")
+        name = name.strip().lower()
+        if name != GZIP and name != DEFLATE and name != b"*":
+            continue
+        quality = _quality(parameters)
+        if name == b"*":
+            wildcard = quality if wildcard is None else max(wildcard, quality)
+            continue
+        earlier = named.get(name)
+        if earlier is None:
+            named[name] = (quality, position)
+        elif quality > earlier[0]:
+            named[name] = (quality, earlier[1])
+    best: bytes | None = None
+    best_rank: tuple[float, int, int] | None = None
+    for order, coding in enumerate((GZIP, DEFLATE)):
+        if coding in named:
+            quality, position = named[coding]
+            rank = (quality, 1, -position)
+        elif wildcard is not None:
+            rank = (wildcard, 0, -order)
+        else:
+            continue
+        if rank[0] > 0 and (best_rank is None or rank > best_rank):
+            best, best_rank = coding, rank
+    return best
+
+
+def _quality(parameters: list[bytes]) -> float:
+    """The quality of one Accept-Encoding entry (1 unless a ``q=`` says otherwise)."""
+    for parameter in parameters:
+        parameter = parameter.strip()
+        if parameter[:1].lower() != b"q":
+            continue
+        rest = parameter[1:].lstrip()
+        if rest[:1] != b"=":
+            continue
+        number = rest[1:].strip()
+        if _QUALITY_NUMBER.fullmatch(number) is None:
+            continue
+        return min(1.0, max(0.0, float(number)))
+    return 1.0
+
+
+def encode_reply(reply: Reply, coding: bytes) -> Reply:
+    """``reply`` compressed with ``coding`` if its body is large enough for
+    DynamoDB to compress it (limits.HTTP_COMPRESSION_MIN_BYTES), else as it is.
+    The reply's x-amz-crc32 is then computed over the compressed bytes, as
+    DynamoDB's is (botocore checks the CRC32 of the body as received)."""
+    status, content_type, body, extra_headers = reply
+    if len(body) < limits.HTTP_COMPRESSION_MIN_BYTES:
+        return reply
+    compressed = zlib.compress(body, limits.HTTP_COMPRESSION_LEVEL, _ZLIB_WBITS[coding])
+    return (status, content_type, compressed, extra_headers + CONTENT_ENCODING_LINES[coding])
+
+
 Transport = Any
 """``asyncio.Transport`` in the engine, ``reactor.SocketTransport`` in the
 front: the methods used here are the same (protocol/reactor.py)."""
@@ -205,6 +322,12 @@ class HttpConnection:
         self.body_parts: list[bytes] = []
         self.body_bytes = 0
         self.last_active = 0
+        self.requests_taken = 0
+        """Requests handed to the listener so far (the next one's number);
+        ``requests_taken - unanswered`` replies have been sent."""
+        self.codings: deque[tuple[int, bytes]] = deque()
+        """(request number, coding) of the requests that asked for a
+        compressed reply (Accept-Encoding), oldest first."""
 
     # --- the protocol's callbacks ----------------------------------------
     def connection_made(self, transport: Transport) -> None:
@@ -299,7 +422,6 @@ class HttpConnection:
 
     def on_url(self, url: bytes) -> None:
         self.url += url
-        self.header_bytes += len(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self.header_bytes += len(name) + len(value)
@@ -312,6 +434,12 @@ class HttpConnection:
         headers = self.headers
         if self.header_bytes > limits.HTTP_HEADER_MAX_BYTES:
             self._reject(HEADERS_TOO_LARGE)
+            return
+        if len(self.url) > limits.HTTP_REQUEST_LINE_MAX_BYTES:
+            # DynamoDB answers 400 Bad Request past 16 KB (ScyllaDB's
+            # test_too_large_request_line, run against the service). One that
+            # trickles in is bounded with the header bytes (data_received).
+            self._reject(BAD_REQUEST)
             return
         declared_length = headers.get(b"content-length")
         if declared_length is not None and int(declared_length) > limits.REQUEST_BODY_MAX_BYTES:
@@ -360,6 +488,15 @@ class HttpConnection:
         self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes, keep_alive: bool
     ) -> None:
         self.unanswered += 1
+        accept_encoding = headers.get(b"accept-encoding")
+        if accept_encoding is not None and accept_encoding != b"identity":
+            # The cache's lookup inline (most requests say "identity" or nothing).
+            coding = _CODINGS_ASKED.get(accept_encoding, _NOT_PARSED)
+            if coding is _NOT_PARSED:
+                coding = response_coding(accept_encoding)
+            if coding is not None:
+                self.codings.append((self.requests_taken, coding))
+        self.requests_taken += 1
         if not keep_alive:
             self.last_request = True
         if self.unanswered >= limits.HTTP_MAX_PIPELINED_REQUESTS or not keep_alive:
@@ -372,16 +509,20 @@ class HttpConnection:
         stay open: not when it is the last reply of a closing connection or
         of a stopping server)."""
         self.unanswered -= 1
+        codings = self.codings
+        if codings and codings[0][0] == self.requests_taken - self.unanswered - 1:
+            # This reply answers the oldest request that asked for compression.
+            reply = encode_reply(reply, codings.popleft()[1])
         last_reply = self.unanswered == 0 and not self.pending
         if keep_alive and not (last_reply and (self.last_request or self.server.stopping)):
-            self._write(reply, b"")
+            self._write(reply, KEEP_ALIVE)
             if self.reading_paused:
                 self.update_reading()
             if last_reply:
                 self._maybe_spin()
             return
         if self.final_reply is not None:
-            self._write(reply, b"")
+            self._write(reply, KEEP_ALIVE)
             reply = self.final_reply
         self._write(reply, CONNECTION_CLOSE)
         self._close()
@@ -410,6 +551,17 @@ class HttpConnection:
         status, content_type, body, extra_headers = reply
         server = self.server
         server.requests_answered += 1
+        if not content_type:
+            transport.write(BARE_RESPONSE_HEAD % (
+                STATUS_LINES.get(status) or b"HTTP/1.1 %d Status" % status,
+                server.request_id_prefix,
+                server.requests_answered,
+                len(body),
+                server.date,
+                extra_headers,
+                connection_header,
+            ) + body)
+            return
         head = RESPONSE_HEAD % (
             STATUS_LINES.get(status) or b"HTTP/1.1 %d Status" % status,
             server.request_id_prefix,

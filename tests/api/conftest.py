@@ -50,6 +50,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import boto3
 import pytest
@@ -315,3 +316,10 @@ def make_table(client: Any, unique_name: Callable[[str], str]) -> Iterator[Calla
             client.delete_table(TableName=name)
         except client.exceptions.ResourceNotFoundException:
             pass
+
+
+@pytest.fixture(scope="module")
+def address(endpoint: str) -> tuple[str, int]:
+    """(host, port) of ``endpoint``, for tests that speak raw HTTP to it."""
+    parts = urlsplit(endpoint)
+    return parts.hostname or "127.0.0.1", parts.port or 80

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, BinaryIO
 
 import pytest
 
@@ -175,3 +177,48 @@ def front_connection(port: int, engine_prefix: bytes, timeout_s: float = 10) -> 
         sock.close()
         assert time.monotonic() < deadline, "no connection was handed to the front"
         time.sleep(0.02)
+
+
+# --- raw HTTP requests and replies (tests of the wire itself) ---------------------------
+
+
+@dataclass
+class Reply:
+    """One HTTP reply as read off a socket: status, lower-cased headers, body."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def request_bytes(
+    method: str = "POST",
+    path: str = "/",
+    headers: dict[str, str] | None = None,
+    body: bytes = b"",
+    host: str = "localhost",
+) -> bytes:
+    """One HTTP/1.1 request as a client would write it."""
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {host}"]
+    lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+    if body or method == "POST":
+        lines.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def read_reply(stream: BinaryIO) -> Reply:
+    """The next reply on ``stream``; a header sent twice fails the test."""
+    status_line = stream.readline()
+    if not status_line:
+        raise ConnectionError("connection closed before a reply")
+    status = int(status_line.split()[1])
+    headers: dict[str, str] = {}
+    while (line := stream.readline()) not in (b"\r\n", b""):
+        name, _, value = line.decode("latin-1").partition(":")
+        assert name.strip().lower() not in headers, f"{name} sent twice"
+        headers[name.strip().lower()] = value.strip()
+    body = stream.read(int(headers["content-length"]))
+    return Reply(status, headers, body)

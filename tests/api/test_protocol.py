@@ -18,15 +18,13 @@ import sys
 import time
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, BinaryIO
-from urllib.parse import urlsplit
 
 import pytest
 from botocore.exceptions import ClientError
 
 from tests.api.conftest import free_port, make_client, stop_server, wait_for_port
-from tests.api.helpers import SIGV4, children_of
+from tests.api.helpers import SIGV4, Reply, children_of, read_reply, request_bytes
 
 JSON_1_0 = "application/x-amz-json-1.0"
 REQUEST_ID = re.compile(r"^[0-9A-Z]{52}$")
@@ -39,51 +37,12 @@ UNKNOWN_OPERATION = {"__type": "com.amazon.coral.service#UnknownOperationExcepti
 # --- a tiny raw HTTP client ----------------------------------------------------
 
 
-@dataclass
-class Reply:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-
 def api_headers(operation: str | None = "ListTables", **extra: str) -> dict[str, str]:
     headers = {"Content-Type": JSON_1_0, "X-Amz-Date": "20261129T000000Z", "Authorization": SIGV4}
     if operation is not None:
         headers["X-Amz-Target"] = f"DynamoDB_20120810.{operation}"
     headers.update(extra)
     return headers
-
-
-def request_bytes(
-    method: str = "POST", path: str = "/", headers: dict[str, str] | None = None, body: bytes = b""
-) -> bytes:
-    lines = [f"{method} {path} HTTP/1.1", "Host: localhost"]
-    lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
-    if body or method == "POST":
-        lines.append(f"Content-Length: {len(body)}")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
-
-
-def read_reply(stream: BinaryIO) -> Reply:
-    status_line = stream.readline()
-    if not status_line:
-        raise ConnectionError("connection closed before a reply")
-    status = int(status_line.split()[1])
-    headers: dict[str, str] = {}
-    while (line := stream.readline()) not in (b"\r\n", b""):
-        name, _, value = line.decode("latin-1").partition(":")
-        headers[name.strip().lower()] = value.strip()
-    body = stream.read(int(headers["content-length"]))
-    return Reply(status, headers, body)
-
-
-@pytest.fixture(scope="module")
-def address(endpoint: str) -> tuple[str, int]:
-    parts = urlsplit(endpoint)
-    return parts.hostname or "127.0.0.1", parts.port or 80
 
 
 def connect(address: tuple[str, int]) -> socket.socket:

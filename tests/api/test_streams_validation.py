@@ -302,6 +302,7 @@ def advance_server_clock(endpoint: str, seconds: int) -> None:
         pytest.skip("this endpoint has no movable clock")
 
 
+@pytest.mark.one_server  # moves one server's clock; the other hears of it a moment later
 def test_an_expired_iterator(endpoint: str, streams: Any, stream: dict[str, str]) -> None:
     arn = stream["arn"]
     shard_id = first_shard(streams, arn)["ShardId"]
