@@ -56,6 +56,14 @@ MAX_REPORTED_ERRORS = limits.VALIDATION_ERRORS_MAX_LISTED
 """DynamoDB (and dynalite after it) lists at most this many constraint errors.
 (Belongs in dynastore.limits as VALIDATION_ERRORS_MAX_LISTED.)"""
 
+RENDERED_VALUE_MAX_CHARS = 65_536
+"""How much of a value a constraint message shows. DynamoDB shows all of it;
+past this a message of ten errors could echo a 16 MB request ten times (a
+reply of 160 MB, past what the HTTP front's link carries). The strings the
+model bounds are bounded far below this; what gets cut is a pathological
+string, or the rendering of a whole map or list of large items (a batch
+over its length limit), which shows its first 65,536 characters."""
+
 JAVA_PACKAGE = "com.amazonaws.dynamodb.v20120810."
 TABLE_ARN_PREFIX = "arn:"
 ACCEPTED_NAMES_CACHE_ENTRIES = limits.TABLE_NAME_CACHE_ENTRIES
@@ -619,7 +627,9 @@ class _ConstraintReport:
         self.errors: list[str] = []
 
     def add(self, value: Any, shape: str, path: str, text: str) -> None:
-        rendered = "null" if value is None else f"'{self.render(value, shape)}'"
+        if len(self.errors) >= MAX_REPORTED_ERRORS:
+            return  # not listed: rendering it would only cost time (a map's value for each bad key)
+        rendered = "null" if value is None else f"'{self.render(value, shape)[:RENDERED_VALUE_MAX_CHARS]}'"
         self.errors.append(f"Value {rendered} at '{path}' failed to satisfy constraint: {text}")
 
     def structure(self, name: str, value: dict[str, Any], path: str) -> None:
@@ -701,7 +711,7 @@ class _ConstraintReport:
         return "{" + ", ".join(f"{key}={self.render(item, inner)}" for key, item in value.items()) + "}"
 
     def message(self) -> str | None:
-        errors = self.errors[:MAX_REPORTED_ERRORS]
+        errors = self.errors
         if not errors:
             return None
         plural = "s" if len(errors) > 1 else ""

@@ -139,3 +139,44 @@ def test_a_null_member_of_an_expression_value_is_absent_in_a_transaction(endpoin
     assert status == 200, body
     status, body = send(endpoint, "GetItem", {"TableName": table, "Key": key, "ConsistentRead": True})
     assert body["Item"] == {**key, "v": {"N": "1"}}
+
+
+MAP_KEYS_CONSTRAINT = ("Map keys must satisfy constraint: [Member must have length less than or equal to 255, "
+                       "Member must have length greater than or equal to 3, "
+                       "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]")
+
+
+def test_a_map_of_thousands_of_bad_keys_is_reported_in_ten_errors_at_once(endpoint: str) -> None:
+    """Each bad table name of RequestItems is an error showing the whole map:
+    all 4,000 were rendered (~116 s of the engine's one thread, every other
+    client waiting) before the first ten were kept. Now the report stops at
+    the ten it lists, and shows at most 65,536 characters of a value."""
+    names = [f"{'x' * 300}{number}!" for number in range(4000)]
+    status, body = send(endpoint, "BatchGetItem", {"RequestItems": {
+        name: {"Keys": [{"a": {"S": "b"}}]} for name in names}})
+    assert status == 400, body
+    assert body["__type"] == "com.amazon.coral.validate#ValidationException"
+    shown = body["message"].split("Value '", 2)[1].split("' at 'requestItems'", 1)[0]
+    assert len(shown) == 65_536 and shown.startswith("{" + names[0] + "=KeysAndAttributes(keys=[{a=")
+    errors = [f"Value '{shown}' at 'requestItems' failed to satisfy constraint: "
+              "Member must have length less than or equal to 100"]
+    errors += [f"Value '{shown}' at 'requestItems' failed to satisfy constraint: {MAP_KEYS_CONSTRAINT}"] * 9
+    assert body["message"] == "10 validation errors detected: " + "; ".join(errors)
+
+
+def test_a_reply_never_echoes_megabytes_of_a_bad_value(endpoint: str) -> None:
+    """A 12 MB Scan of two bad names got a 24 MB ValidationException (each
+    value shown twice), past the link's frame bound: the HTTP front process
+    took the reply for a corrupt frame and exited, dropping the connection
+    (and every other one it held)."""
+    names = {"TableName": "é" * 2_000_000, "IndexName": "\U0001F600" * 2_000_000}
+    status, body = send(endpoint, "Scan", Raw(json.dumps(names, ensure_ascii=False)))  # in UTF-8: 12 MB
+    assert status == 400, body
+    table, index = "é" * 65_536, "\U0001F600" * 65_536
+    pattern = "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
+    length = "Member must have length less than or equal to 255"
+    assert_validation((status, body), (
+        f"4 validation errors detected: Value '{table}' at 'tableName' failed to satisfy constraint: {pattern}; "
+        f"Value '{table}' at 'tableName' failed to satisfy constraint: {length}; "
+        f"Value '{index}' at 'indexName' failed to satisfy constraint: {pattern}; "
+        f"Value '{index}' at 'indexName' failed to satisfy constraint: {length}"))
