@@ -159,3 +159,4 @@ HTTP_COMPRESSION_LEVEL = 1  # protocol/http.py: zlib level of compressed respons
 HTTP_REQUEST_LINE_MAX_BYTES = 16 * 1024  # protocol/http.py: DynamoDB answers 400 to a longer request target
 HTTP_ACCEPT_ENCODING_CACHE_ENTRIES = 256  # protocol/http.py: parsed Accept-Encoding values kept
 HTTP_HEALTH_BODY_CACHE_ENTRIES = 64  # protocol/app.py: health-check answers kept, one per region asked
+LINK_REPLY_MAX_BYTES = 256 * 1024 * 1024  # protocol/link.py: a reply frame from the engine larger than this means a corrupt link (BatchGetItem: 16 MB of items, up to ~6x as JSON)

@@ -55,6 +55,7 @@ from dynastore.protocol.http import (
 from dynastore.protocol.link import (
     HELLO,
     ORDINALS,
+    REPLY_MAX_FRAME_BYTES,
     FrameReader,
     LinkError,
     ReadinessSpinner,
@@ -78,7 +79,7 @@ class EngineLink:
         self.front = front
         self.transport: SocketTransport | None = None
         self.spinner: ReadinessSpinner | None = None
-        self.reader = FrameReader(decode_reply)
+        self.reader = FrameReader(decode_reply, REPLY_MAX_FRAME_BYTES)
         self.sent = 0
         """Requests forwarded so far: the next one's ordinal."""
         self.waiting: dict[int, _Slot] = {}

@@ -44,8 +44,11 @@ REPLY_FRAME_HEADER = struct.Struct("<IIHHII")
 """The frame's length, then REPLY_HEADER: packed in one step."""
 REPLY_HEADER_BYTES = REPLY_HEADER.size
 MAX_FRAME_BYTES = limits.REQUEST_BODY_MAX_BYTES + limits.HTTP_HEADER_MAX_BYTES + 65536
-"""No frame is larger than a request at its bounds (body, headers, framing);
-a bigger length means the stream is corrupt."""
+"""No request frame is larger than a request at its bounds (body, headers,
+framing); a bigger length means the stream is corrupt."""
+REPLY_MAX_FRAME_BYTES = limits.LINK_REPLY_MAX_BYTES
+"""A reply may be far larger than any request: BatchGetItem returns up to
+16 MB of items, which base64 and JSON escaping make up to six times longer."""
 
 
 class LinkError(Exception):
@@ -91,10 +94,13 @@ class FrameReader:
     so a 16 MB request arriving in 256 KB reads is joined once, not once per
     read."""
 
-    __slots__ = ("_decode", "_chunks", "_buffered", "_wanted")
+    __slots__ = ("_decode", "_chunks", "_buffered", "_wanted", "_max_frame_bytes")
 
-    def __init__(self, decode: Callable[[memoryview], Any] = marshal.loads) -> None:
+    def __init__(
+        self, decode: Callable[[memoryview], Any] = marshal.loads, max_frame_bytes: int = MAX_FRAME_BYTES
+    ) -> None:
         self._decode = decode
+        self._max_frame_bytes = max_frame_bytes
         self._chunks: list[bytes] = []
         self._buffered = 0
         self._wanted = 0
@@ -117,7 +123,7 @@ class FrameReader:
         size = len(data)
         while size - position >= 4:
             (length,) = FRAME_HEADER.unpack_from(data, position)
-            if length > MAX_FRAME_BYTES:
+            if length > self._max_frame_bytes:
                 raise LinkError(f"a frame of {length} bytes")
             end = position + 4 + length
             if end > size:
