@@ -100,6 +100,7 @@ def test_top_keys_by_partition_and_sort_key_per_table_and_index(
     assert lsi["Rules"]["SKC"]["60m"] == [{"Key": {"pk": s("p3"), "l": s("L")}, "ConsumedUnits": 1.0}]
 
 
+@pytest.mark.one_server  # the counters (rules) are the server's own
 def test_dynamodb_rules_follow_the_contributor_insights_setting(
     client: Any, make_table: Any, endpoint: str, observed: Any
 ) -> None:
