@@ -86,7 +86,7 @@ class Req:
         self.amz_date = amz_date
         self._heads: dict = {}
 
-    def head(self, op: str, body_len: int) -> bytes:
+    def head(self, op: str, body_len: int, auth: str = "") -> bytes:
         return (
             f"POST {self.path} HTTP/1.1\r\n"
             f"Host: {self.host_hdr}\r\n"
@@ -95,7 +95,7 @@ class Req:
             f"Content-Type: application/x-amz-json-1.0\r\n"
             f"X-Amz-Target: {TARGET_PREFIX}{op}\r\n"
             f"X-Amz-Date: {self.amz_date}\r\n"
-            f"Authorization: {self.auth}\r\n"
+            f"Authorization: {auth or self.auth}\r\n"
             f"Content-Length: {body_len}\r\n\r\n"
         ).encode()
 
@@ -106,17 +106,7 @@ class Req:
 
     def signed(self, op: str, body: bytes) -> bytes:
         """The request with a valid SigV4 signature over its headers and body."""
-        return (
-            f"POST {self.path} HTTP/1.1\r\n"
-            f"Host: {self.host_hdr}\r\n"
-            f"User-Agent: dynastore-loadgen/{VERSION}\r\n"
-            f"Accept-Encoding: identity\r\n"
-            f"Content-Type: application/x-amz-json-1.0\r\n"
-            f"X-Amz-Target: {TARGET_PREFIX}{op}\r\n"
-            f"X-Amz-Date: {self.amz_date}\r\n"
-            f"Authorization: {self.authorization(op, body)}\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n"
-        ).encode() + body
+        return self.head(op, len(body), self.authorization(op, body)) + body
 
     def authorization(self, op: str, body: bytes) -> str:
         """SigV4 over host, content-type, x-amz-date, x-amz-target and the body."""

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, BinaryIO
 
 import pytest
@@ -222,3 +224,20 @@ def read_reply(stream: BinaryIO) -> Reply:
         headers[name.strip().lower()] = value.strip()
     body = stream.read(int(headers["content-length"]))
     return Reply(status, headers, body)
+
+
+JS_DIR = Path(__file__).resolve().parent.parent / "js"
+"""tests/js: the AWS SDK for JavaScript v3, installed by ``npm ci`` there."""
+
+
+def node_with_js_sdk() -> str:
+    """The node binary, when node and tests/js's SDK are installed. CI
+    (.ci/run) installs them, so there a missing install fails the test; on
+    a machine with only python3 and pip the test is skipped."""
+    node = shutil.which("node")
+    if node is None or not (JS_DIR / "node_modules" / "@aws-sdk" / "client-dynamodb").exists():
+        message = "node and tests/js/node_modules are required: run `npm ci` in tests/js (.ci/run does)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return node

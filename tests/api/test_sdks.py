@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-JS_DIR = Path(__file__).resolve().parent.parent / "js"
+from tests.api.helpers import JS_DIR, node_with_js_sdk
 
 
 def aws_cli(endpoint: str, *args: str) -> Any:
@@ -61,14 +57,7 @@ def test_aws_cli_round_trip(endpoint: str, unique_name: Any) -> None:
 
 
 def test_javascript_sdk_v3(endpoint: str, unique_name: Any) -> None:
-    node = shutil.which("node")
-    if node is None or not (JS_DIR / "node_modules" / "@aws-sdk" / "client-dynamodb").exists():
-        # CI (.ci/run) installs the SDK, so there a missing install is a failure;
-        # on a machine with only python3 and pip the test is skipped.
-        message = "node and tests/js/node_modules are required: run `npm ci` in tests/js (.ci/run does)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    node = node_with_js_sdk()
     completed = subprocess.run(
         [node, str(JS_DIR / "smoke.mjs"), endpoint, unique_name("js")],
         capture_output=True, text=True, timeout=60, cwd=JS_DIR,

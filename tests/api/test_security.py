@@ -29,8 +29,8 @@ from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
 
 from tests.api.conftest import server_log, start_server, stop_server
+from tests.api.helpers import JS_DIR, node_with_js_sdk
 
-JS_DIR = Path(__file__).resolve().parent.parent / "js"
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CONFIG = Config(parameter_validation=False, retries={"total_max_attempts": 1})
 
@@ -413,12 +413,7 @@ def test_the_aws_cli_signs_as_the_server_expects(secured: str) -> None:
 
 
 def test_the_javascript_sdk_signs_as_the_server_expects(secured: str) -> None:
-    node = shutil.which("node")
-    if node is None or not (JS_DIR / "node_modules" / "@aws-sdk" / "client-dynamodb").exists():
-        message = "node and tests/js/node_modules are required: run `npm ci` in tests/js (.ci/run does)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    node = node_with_js_sdk()
     completed = subprocess.run(
         [node, str(JS_DIR / "smoke.mjs"), secured, f"js-{uuid.uuid4().hex[:8]}"],
         capture_output=True, text=True, timeout=60, cwd=JS_DIR,

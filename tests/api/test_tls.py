@@ -14,7 +14,6 @@ import ipaddress
 import json
 import os
 import select
-import shutil
 import socket
 import ssl
 import subprocess
@@ -31,7 +30,9 @@ import pytest
 from botocore.config import Config
 
 from tests.api.helpers import (
+    JS_DIR,
     children_of,
+    node_with_js_sdk,
     raw_request,
     read_replies,
     request_id_prefix,
@@ -39,7 +40,6 @@ from tests.api.helpers import (
     socket_inodes_of,
 )
 
-JS_DIR = Path(__file__).resolve().parent.parent / "js"
 FRONT_MODULE = "dynastore.protocol.front"
 
 MODES = {
@@ -230,12 +230,7 @@ def test_aws_cli_lists_tables_over_https(front_server: TlsServer) -> None:
 
 
 def test_javascript_sdk_v3_over_https(front_server: TlsServer) -> None:
-    node = shutil.which("node")
-    if node is None or not (JS_DIR / "node_modules" / "@aws-sdk" / "client-dynamodb").exists():
-        message = "node and tests/js/node_modules are required: run `npm ci` in tests/js (.ci/run does)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    node = node_with_js_sdk()
     completed = subprocess.run(
         [node, str(JS_DIR / "smoke.mjs"), front_server.url, "js_over_tls"],
         capture_output=True, text=True, timeout=60, cwd=JS_DIR,
