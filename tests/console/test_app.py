@@ -165,7 +165,10 @@ class _Recorder(BaseHTTPRequestHandler):
         return
 
 
-def test_remote_calls_are_signed_with_the_credential_chain(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def recorder_url(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A local endpoint recording what it is sent (_Recorder), with the
+    credential chain set to a known key."""
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDCONSOLETEST")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
     monkeypatch.delenv("AWS_PROFILE", raising=False)
@@ -173,11 +176,15 @@ def test_remote_calls_are_signed_with_the_credential_chain(monkeypatch: pytest.M
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        forward = HttpForwarder(f"http://127.0.0.1:{server.server_port}", region="eu-central-1")
-        assert forward("ListTables", b"{}") == (200, b'{"TableNames": []}')
+        yield f"http://127.0.0.1:{server.server_port}"
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_remote_calls_are_signed_with_the_credential_chain(recorder_url: str) -> None:
+    forward = HttpForwarder(recorder_url, region="eu-central-1")
+    assert forward("ListTables", b"{}") == (200, b'{"TableNames": []}')
     authorization = _Recorder.seen["Authorization"]
     assert authorization.startswith("AWS4-HMAC-SHA256 Credential=AKIDCONSOLETEST/")
     assert "/eu-central-1/dynamodb/aws4_request" in authorization
@@ -349,22 +356,12 @@ def test_in_process_calls_are_scoped_to_the_chosen_region() -> None:
     assert [url for url, _headers in seen] == [b"/", b"/", b"/_dynastore/identity"]
 
 
-def test_remote_calls_are_signed_for_the_chosen_region(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDCONSOLETEST")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    server = HTTPServer(("127.0.0.1", 0), _Recorder)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        forward = HttpForwarder(f"http://127.0.0.1:{server.server_port}", region="eu-central-1")
-        assert forward("ListTables", b"{}", "ap-northeast-3")[0] == 200
-        assert "/ap-northeast-3/dynamodb/aws4_request" in _Recorder.seen["Authorization"]
-        forward.admin("POST", "/_dynastore/throughput", b'{"Mode": "observe"}', "us-west-2")
-        assert "/us-west-2/dynamodb/aws4_request" in _Recorder.seen["Authorization"]
-    finally:
-        server.shutdown()
-        server.server_close()
+def test_remote_calls_are_signed_for_the_chosen_region(recorder_url: str) -> None:
+    forward = HttpForwarder(recorder_url, region="eu-central-1")
+    assert forward("ListTables", b"{}", "ap-northeast-3")[0] == 200
+    assert "/ap-northeast-3/dynamodb/aws4_request" in _Recorder.seen["Authorization"]
+    forward.admin("POST", "/_dynastore/throughput", b'{"Mode": "observe"}', "us-west-2")
+    assert "/us-west-2/dynamodb/aws4_request" in _Recorder.seen["Authorization"]
 
 
 def test_a_browser_signed_request_keeps_its_host_over_http() -> None:
