@@ -9,9 +9,11 @@
                read still being the ones read           (Storage.commit)
 
 PutItem, UpdateItem, DeleteItem, BatchWriteItem, TransactWriteItems, the TTL
-sweeper, GSI backfill and the lagged-GSI outbox all write this way, so no
-writer can forget an index entry or a stream record, and every backend runs
-the same pipeline (ADR 0004).
+sweeper, GSI backfill, the lagged-GSI outbox and restores all write this
+way, so no writer can forget an index entry, a stream record or a
+point-in-time-recovery log row (dynastore/backups/pitr.py: a table with a
+change log always has the row it replaces read, so the log holds its old
+image), and every backend runs the same pipeline (ADR 0004).
 
 On a store other servers share (PostgreSQL) a commit fails with
 ``WriteConflict`` when another server changed one of its rows after it was
@@ -39,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from dynastore import limits
+from dynastore.backups.pitr import CHANGE_LOG_EXTENSION, log_change
 from dynastore.engine import indexes as index_engine
 from dynastore.engine.streams import STREAM_EXTENSION
 from dynastore.errors import TransactionConflictException, ValidationException
@@ -191,9 +194,15 @@ def _back_off(storage: Any, attempt: int) -> None:
 
 
 def _read(storage: Any, targets: Sequence[Target], lock: bool = False) -> list[Stored | None]:
-    keys = [RowKey(t.table_id, t.pk, t.sk) for t in targets if t.reads_old]
+    reads = [t.reads_old or _logged(t) for t in targets]
+    keys = [RowKey(t.table_id, t.pk, t.sk) for t, read in zip(targets, reads, strict=True) if read]
     found = iter(storage.read_for_write(keys, lock) if keys else ())
-    return [next(found) if target.reads_old else None for target in targets]
+    return [next(found) if read else None for read in reads]
+
+
+def _logged(target: Target) -> bool:
+    """The target's table keeps a change log (PITR, a backup in progress)."""
+    return target.schema is not None and CHANGE_LOG_EXTENSION in target.schema.extensions
 
 
 @dataclass(slots=True)
@@ -234,6 +243,9 @@ def _build(
             if STREAM_EXTENSION in schema.extensions:
                 appends = streams.setdefault(schema.table_id, _StreamAppends(schema))
                 appends.changes.append((old_row, new_row, target.by_service))
+            log = schema.extensions.get(CHANGE_LOG_EXTENSION)
+            if log is not None:
+                derived.append(log_change(database, log, old_row, target.pk, target.sk))
         written.append(Written(old_row, new_row, units))
     commit.changes.extend(derived)
     for appends in streams.values():
