@@ -139,8 +139,11 @@ def write(
     decide: Decide,
     *,
     conflicts: str = SINGLE_ITEM,
+    index_lag: bool = True,
 ) -> list[Written]:
-    """Read, decide, commit; again after a conflict (module docstring)."""
+    """Read, decide, commit; again after a conflict (module docstring).
+    ``index_lag`` False writes GSI entries with the items even under
+    --gsi-lag-ms (a restore, into a table not yet in the catalogue)."""
     storage = database.storage
     conflicted: frozenset[int] = frozenset()
     attempts = limits.WRITE_CONFLICT_ATTEMPTS
@@ -148,7 +151,7 @@ def write(
     for attempt in range(1, attempts + 1):
         if not transaction and attempt > limits.WRITE_OPTIMISTIC_ATTEMPTS and not storage.exclusive:
             try:
-                return _write_locked(database, targets, decide)
+                return _write_locked(database, targets, decide, index_lag)
             except WriteConflict as conflict:
                 if conflict.by_transaction and conflicts == SINGLE_ITEM:
                     raise TransactionConflictException() from None
@@ -156,7 +159,7 @@ def write(
                 continue
         stored = _read(storage, targets)
         decisions = decide([None if entry is None else entry.row for entry in stored], conflicted)
-        commit, written = _build(database, targets, stored, decisions, transaction)
+        commit, written = _build(database, targets, stored, decisions, transaction, index_lag)
         try:
             storage.commit(commit)
         except WriteConflict as conflict:
@@ -173,7 +176,9 @@ def write(
     raise TransactionConflictException()
 
 
-def _write_locked(database: Database, targets: Sequence[Target], decide: Decide) -> list[Written]:
+def _write_locked(
+    database: Database, targets: Sequence[Target], decide: Decide, index_lag: bool = True
+) -> list[Written]:
     """A write that kept losing its rows to others (a hot key): read them
     locked, inside one transaction, and commit inside it, so it cannot lose
     them again (it waits its turn; a lock wait is bounded by the store)."""
@@ -181,7 +186,7 @@ def _write_locked(database: Database, targets: Sequence[Target], decide: Decide)
     with storage.transaction():
         stored = _read(storage, targets, lock=True)
         decisions = decide([None if entry is None else entry.row for entry in stored], frozenset())
-        commit, written = _build(database, targets, stored, decisions, False)
+        commit, written = _build(database, targets, stored, decisions, False, index_lag)
         storage.commit(commit)
     return written
 
@@ -219,6 +224,7 @@ def _build(
     stored: list[Stored | None],
     decisions: Sequence[Decision],
     transaction: bool,
+    index_lag: bool = True,
 ) -> tuple[Commit, list[Written]]:
     commit = Commit(by_transaction=transaction)
     written: list[Written] = []
@@ -239,7 +245,7 @@ def _build(
         if schema is not None:
             commit.generations[schema.table_id] = schema.generation
             if schema.indexes:
-                units = _index_changes(database, schema, old_row, new_row, position, derived)
+                units = _index_changes(database, schema, old_row, new_row, position, derived, index_lag)
             if STREAM_EXTENSION in schema.extensions:
                 appends = streams.setdefault(schema.table_id, _StreamAppends(schema))
                 appends.changes.append((old_row, new_row, target.by_service))
@@ -262,6 +268,7 @@ def _index_changes(
     new_row: Row | None,
     position: int,
     out: list[RowChange],
+    index_lag: bool = True,
 ) -> index_engine.IndexUnits:
     """The index entry rows that follow one item change (GSI entries as
     outbox rows instead under --gsi-lag-ms); returns their write capacity."""
@@ -271,7 +278,7 @@ def _index_changes(
         changes = index_engine.index_changes(schema, old_item, new_item, old_row, new_row)
     except ValidationException as error:
         raise InvalidChange(position, error) from None
-    lagging = database.gsi_lag_seconds > 0
+    lagging = index_lag and database.gsi_lag_seconds > 0
     row = new_row if new_row is not None else old_row
     assert row is not None
     for change in changes:

@@ -195,6 +195,14 @@ class Storage(ABC):
     def drop_table(self, table_id: int) -> None:
         """Remove the table and all of its items."""
 
+    @abstractmethod
+    def rename_table(self, table_id: int, name: str) -> int:
+        """Give a table another name (its id, metadata and items stay); returns
+        its new generation. Inside ``transaction()`` several renames appear
+        together: a restore builds a table under a name of dynastore's own,
+        then gives it and its indexes their real names at once
+        (dynastore/backups/restore.py)."""
+
     # --- items -------------------------------------------------------------
     @abstractmethod
     def get(self, table_id: int, pk: bytes, sk: bytes) -> Row | None: ...

@@ -207,6 +207,13 @@ class MemoryStorage(Storage):
         del self._tables[table_id]
         self._remember(lambda: self._tables.__setitem__(table_id, table))
 
+    def rename_table(self, table_id: int, name: str) -> int:
+        table = self._table(table_id)
+        old = table.name
+        table.name = name
+        self._remember(lambda: setattr(table, "name", old))
+        return 0
+
     def _table(self, table_id: int) -> _Table:
         table = self._tables.get(table_id)
         if table is None:

@@ -104,6 +104,7 @@ _SCHEMA = (
 _SELECT_TABLES = "SELECT table_id, name, metadata FROM tables ORDER BY table_id"
 _INSERT_TABLE = "INSERT INTO tables (name, metadata) VALUES (?, ?)"
 _UPDATE_TABLE = "UPDATE tables SET metadata = ? WHERE table_id = ?"
+_RENAME_TABLE = "UPDATE tables SET name = ? WHERE table_id = ?"
 _DELETE_TABLE = "DELETE FROM tables WHERE table_id = ?"
 _DELETE_TABLE_ITEMS = "DELETE FROM items WHERE table_id = ?"
 
@@ -257,6 +258,12 @@ class SQLiteStorage(Storage):
 
     def update_table_metadata(self, table_id: int, metadata: bytes) -> int:
         cursor = self._connection.execute(_UPDATE_TABLE, (metadata, table_id))
+        if cursor.rowcount == 0:
+            raise KeyError(f"no table with id {table_id}")
+        return 0
+
+    def rename_table(self, table_id: int, name: str) -> int:
+        cursor = self._connection.execute(_RENAME_TABLE, (name, table_id))
         if cursor.rowcount == 0:
             raise KeyError(f"no table with id {table_id}")
         return 0

@@ -486,6 +486,20 @@ class PostgresStorage(Storage):
             self._announce_catalogue_change()
         return int(found[0])
 
+    def rename_table(self, table_id: int, name: str) -> int:
+        self._writes += 1
+        with self.transaction():
+            self._lock_table(table_id)
+            found = self._execute(
+                "UPDATE dynastore_tables SET name = %s, generation = generation + 1"
+                " WHERE table_id = %s RETURNING generation",
+                (name, table_id),
+            ).fetchone()
+            if found is None:
+                raise KeyError(f"no table with id {table_id}")
+            self._announce_catalogue_change()
+        return int(found[0])
+
     def drop_table(self, table_id: int) -> None:
         self._writes += 1
         with self.transaction():

@@ -1,0 +1,419 @@
+"""The background work of backups and restores, a page per step.
+
+A backup copies its table as of its creation time (``pitr.read_page`` over
+the view it holds) into its own storage table; a restore writes the
+backup's rows, or the source table as of the restore time, into the hidden
+table it builds (dynastore/backups/restore.py), through the write path.
+Each step copies one page and moves the job's record on in the same
+transaction, so after a kill -9 the job resumes exactly where it stopped:
+``resume`` (at a server's start, and on the first backup call of a
+process) finds the records still CREATING / IN_PROGRESS and runs them to
+the end. A job whose source went away (its table deleted before the copy
+was done) ends: the backup is removed, the restore FAILED with the reason.
+
+On the server the steps run on the event loop between requests (or in a
+greenlet of their own on a shared store), one page at a time, so a large
+backup never blocks requests for longer than a page; without a running
+loop (the embedded database, a command over a data directory) a job runs to
+the end before the call that started it answers. On a store several
+servers share, a job runs where its lock is held; another server takes it
+over if that one dies (``BackupJobs``, every few seconds).
+
+``BackupJobs`` also prunes the PITR change logs past their windows and
+drops the logs of deleted tables.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import replace
+from itertools import islice
+from typing import TYPE_CHECKING, Any
+
+from dynastore.backups import pitr, registry
+from dynastore.backups.registry import (
+    AVAILABLE,
+    CREATING,
+    FAILED,
+    IN_PROGRESS,
+    BackupRecord,
+    RestoreRecord,
+)
+from dynastore.backups.restore import drop_hidden, publish
+from dynastore.engine.schema import TableSchema
+from dynastore.storage.base import HASH_SPACE, Row
+from dynastore.storage.errors import StorageUnavailable
+
+if TYPE_CHECKING:
+    from dynastore.database import Database
+
+logger = logging.getLogger("dynastore.backups")
+
+# Candidates for dynastore/limits.py.
+JOB_PAGE_ROWS = 1000
+"""Items one step copies."""
+JOB_RETRY_SECONDS = 1.0
+WATCH_SECONDS = 2.0
+"""How often ``BackupJobs`` looks for jobs to take over and logs to prune."""
+PRUNE_EVERY_SECONDS = 60.0
+
+
+# --- one step of a backup --------------------------------------------------------------
+
+
+def _source_of_backup(database: Database, record: BackupRecord) -> TableSchema | None:
+    schema = database.tables.get(record.table_name)
+    if schema is None or schema.table_uuid != record.table_id or record.holder not in pitr.holders(schema):
+        return None
+    return schema
+
+
+def backup_step(database: Database, record: BackupRecord, max_rows: int = JOB_PAGE_ROWS) -> BackupRecord | None:
+    """Copy one page; returns the record as it is now (None: the backup is gone)."""
+    storage = database.storage
+    source = _source_of_backup(database, record)
+    if source is None:
+        logger.warning("backup %s of %s abandoned: its table was deleted before the copy was done",
+                       record.arn, record.table_name)
+        _forget_backup(database, record)
+        return None
+    page = pitr.read_page(database, source, record.created, pitr.position_from_json(record.position), max_rows)
+    record = replace(record, position=pitr.position_to_json(page.position),
+                     item_count=record.item_count + len(page.rows),
+                     size_bytes=record.size_bytes + sum(row.size for row in page.rows))
+    if page.position is None:
+        record = replace(record, status=AVAILABLE)
+    with storage.transaction():
+        for row in page.rows:
+            storage.put(record.items_storage_id, row)
+        registry.apply(database, registry.backup_change(database, record, record.backup_id))
+    if page.position is None:
+        pitr.release(database, record.table_name, record.holder)
+    return record
+
+
+def _forget_backup(database: Database, record: BackupRecord) -> None:
+    storage = database.storage
+    with storage.transaction():
+        registry.apply(database, registry.backup_change(database, None, record.backup_id))
+        try:
+            storage.drop_table(record.items_storage_id)
+        except KeyError:
+            pass
+    pitr.release(database, record.table_name, record.holder)
+
+
+# --- one step of a restore ---------------------------------------------------------------
+
+
+def _source_rows(database: Database, record: RestoreRecord, max_rows: int) -> tuple[list[Row], pitr.Position | None] | str:
+    """The next page of what the restore copies, or why it cannot go on."""
+    position = pitr.position_from_json(record.position)
+    if record.backup_items_storage_id is not None:
+        try:
+            rows = list(islice(database.storage.scan(
+                record.backup_items_storage_id, 0, HASH_SPACE, exclusive_start=position), max_rows))
+        except KeyError:
+            return f"the backup {record.source_backup_arn} was deleted"
+        more = len(rows) == max_rows
+        return rows, ((rows[-1].pk_hash, rows[-1].pk, rows[-1].sk) if more else None)
+    source = database.tables.get(record.source_table_name)
+    if source is None or source.table_uuid != record.source_table_id or record.holder not in pitr.holders(source):
+        return f"the source table {record.source_table_name} was deleted during the restore"
+    page = pitr.read_page(database, source, record.restore_time, position, max_rows)
+    return page.rows, page.position
+
+
+def restore_step(database: Database, record: RestoreRecord, max_rows: int = JOB_PAGE_ROWS) -> RestoreRecord | None:
+    """Write one page into the hidden table (publishing it after the last);
+    returns the record (None once the table is published)."""
+    from dynastore import write_path
+
+    schema = replace(TableSchema.from_metadata(_metadata(record.schema)), generation=record.generation)
+    table_id = _table_id(record)
+    schema = replace(schema, table_id=table_id)
+    source = _source_rows(database, record, max_rows)
+    if isinstance(source, str):
+        return fail_restore(database, record, schema, source)
+    rows, position = source
+    record = replace(record, position=pitr.position_to_json(position),
+                     item_count=record.item_count + len(rows),
+                     size_bytes=record.size_bytes + sum(row.size for row in rows))
+    targets = [write_path.Target(table_id, row.pk, row.sk, schema, reads_old=False) for row in rows]
+    record_row = registry.restore_row(database, record)
+    targets.append(write_path.Target(registry.restores_id(database), record_row.pk, record_row.sk, None, reads_old=False))
+    decisions: list[Any] = [*rows, record_row]
+    try:
+        write_path.write(database, targets, lambda _rows, _conflicted: decisions,
+                         conflicts=write_path.RETRY_ALL, index_lag=False)
+    except write_path.InvalidChange as refused:
+        return fail_restore(database, record, schema, f"an item cannot be written: {refused.error.message}")
+    if position is not None:
+        return record
+    if record.target in database.tables:
+        return fail_restore(database, record, schema, f"a table named {record.target} was created meanwhile")
+    publish(database, schema, [registry.restore_change(database, None, record.restore_id)])
+    if record.backup_items_storage_id is None:
+        pitr.release(database, record.source_table_name, record.holder)
+    logger.info("restore of %s into %s done: %d items", record.source_backup_arn or record.source_table_name,
+                record.target, record.item_count)
+    return None
+
+
+def _metadata(raw: dict[str, Any]) -> bytes:
+    import orjson
+
+    return orjson.dumps(raw)
+
+
+def _table_id(record: RestoreRecord) -> int:
+    return int(record.schema["table_id"])
+
+
+def fail_restore(database: Database, record: RestoreRecord, schema: TableSchema, reason: str) -> RestoreRecord:
+    """End a restore FAILED with ``reason``: its hidden table goes."""
+    logger.warning("restore into %s failed: %s", record.target, reason)
+    record = replace(record, status=FAILED, reason=reason)
+    drop_hidden(database, schema)
+    registry.apply(database, registry.restore_change(database, record, record.restore_id))
+    if record.backup_items_storage_id is None:
+        pitr.release(database, record.source_table_name, record.holder)
+    return record
+
+
+# --- running the jobs -------------------------------------------------------------------
+
+
+class _Pending:
+    """The jobs of one namespace this process knows are unfinished."""
+
+    def __init__(self) -> None:
+        self.backups: set[str] = set()
+        self.restores: set[str] = set()
+        self.scheduled = False
+        self.resumed = False
+
+
+_PENDING: dict[int, _Pending] = {}
+
+
+def _pending(database: Database) -> _Pending:
+    found = _PENDING.get(id(database))
+    if found is None:
+        found = _PENDING[id(database)] = _Pending()
+    return found
+
+
+def step(database: Database) -> bool | None:
+    """One step of one unfinished job: True while work remains, False when
+    none does, None when the jobs are another server's (try again later)."""
+    pending = _pending(database)
+    storage = database.storage
+    for backup_id in sorted(pending.backups):
+        if not storage.hold_lock(database.storage_name(f"backup-job/{backup_id}")):
+            return None
+        record = registry.get_backup(database, backup_id)
+        if record is None or record.status != CREATING:
+            pending.backups.discard(backup_id)
+            continue
+        record2 = backup_step(database, record)
+        if record2 is None or record2.status != CREATING:
+            pending.backups.discard(backup_id)
+        return bool(pending.backups or pending.restores)
+    for restore_id in sorted(pending.restores):
+        if not storage.hold_lock(database.storage_name(f"restore-job/{restore_id}")):
+            return None
+        restore = registry.get_restore(database, restore_id)
+        if restore is None or restore.status != IN_PROGRESS:
+            pending.restores.discard(restore_id)
+            continue
+        result = restore_step(database, restore)
+        if result is None or result.status != IN_PROGRESS:
+            pending.restores.discard(restore_id)
+        return bool(pending.backups or pending.restores)
+    return False
+
+
+def resume(database: Database) -> None:
+    """Find the unfinished jobs the store holds (after a restart) and run them."""
+    pending = _pending(database)
+    pending.resumed = True
+    for record in registry.backups(database):
+        if record.status == CREATING:
+            pending.backups.add(record.backup_id)
+    for restore in registry.restores(database):
+        if restore.status == IN_PROGRESS:
+            pending.restores.add(restore.restore_id)
+    if pending.backups or pending.restores:
+        kick(database)
+
+
+def ensure_resumed(database: Database) -> None:
+    """Resume once per process (every backup operation calls this first)."""
+    if not _pending(database).resumed:
+        resume(database)
+
+
+def add_backup(database: Database, backup_id: str) -> None:
+    _pending(database).backups.add(backup_id)
+    kick(database)
+
+
+def add_restore(database: Database, restore_id: str) -> None:
+    _pending(database).restores.add(restore_id)
+    kick(database)
+
+
+def kick(database: Database) -> None:
+    """Run the unfinished jobs: in the server's background, else right now."""
+    pending = _pending(database)
+    loop = database.background_loop
+    if loop is None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+    if loop is None:
+        run_to_end(database)
+        return
+    if pending.scheduled:
+        return
+    pending.scheduled = True
+
+    def tick() -> None:
+        try:
+            more = step(database)
+        except StorageUnavailable as error:
+            logger.warning("backup jobs wait for the store: %s", error)
+            more = None
+        except Exception:
+            logger.exception("a backup job step failed; retrying")
+            more = None
+        if more is None:
+            schedule(JOB_RETRY_SECONDS)
+        elif more:
+            schedule(0)
+        else:
+            pending.scheduled = False
+
+    def schedule(delay: float) -> None:
+        loop.call_soon_threadsafe(loop.call_later, delay, database.run_in_background, tick)
+
+    schedule(0)
+
+
+def run_to_end(database: Database) -> None:
+    """Every unfinished job of the namespace, to its end (no loop)."""
+    while True:
+        more = step(database)
+        if not more:
+            return
+
+
+# --- upkeep ------------------------------------------------------------------------------
+
+
+_SUSPECTS: dict[int, set[tuple[str, str]]] = {}
+"""What the previous ``cleanup`` of a namespace found unowned: it is only
+removed when a second pass finds it unowned still (another server may be
+between a job's first steps)."""
+
+
+def cleanup(database: Database) -> int:
+    """What a kill -9 between a job's first steps can leave: a hold without
+    its job, a backup's storage without its record, a restore's hidden
+    tables without theirs; and the change logs of deleted tables. Nothing of
+    it is visible; this gives the space back. Returns how much went."""
+    from dynastore.backups.own_tables import own_tables_with_prefix
+
+    known_backups = {record.backup_id for record in registry.backups(database)}
+    known_restores = {record.restore_id for record in registry.restores(database)
+                      if record.status == IN_PROGRESS}
+    previous = _SUSPECTS.get(id(database), set())
+    suspects: set[tuple[str, str]] = set()
+    removed = 0
+    for schema in list(database.tables.values()):
+        for holder in pitr.holders(schema):
+            kind, _, job_id = holder.partition("/")
+            if (kind == "backup" and job_id not in known_backups) or (
+                    kind == "restore" and job_id not in known_restores):
+                suspects.add((schema.name, holder))
+                if (schema.name, holder) in previous:
+                    pitr.release(database, schema.name, holder)
+                    removed += 1
+    for prefix, known in (("backup/", known_backups), ("restoring/", known_restores)):
+        for kind, storage_id in own_tables_with_prefix(database, prefix):
+            if kind.split("/")[1] in known:
+                continue
+            suspects.add(("", kind))
+            if ("", kind) in previous:
+                database.storage.drop_table(storage_id)
+                removed += 1
+    _SUSPECTS[id(database)] = suspects - {key for key in previous if key in suspects}
+    return removed + pitr.drop_orphan_logs(database)
+
+
+_PRUNE_POSITIONS: dict[tuple[int, str], pitr.Position] = {}
+PRUNE_BATCHES_PER_LOOK = 10
+
+
+def prune_logs(database: Database, batches: int = PRUNE_BATCHES_PER_LOOK) -> None:
+    """Prune the change logs of the namespace past their windows, at most
+    ``batches`` batches this call (it goes on where it stopped next time)."""
+    for schema in list(database.tables.values()):
+        if pitr.change_log(schema) is None:
+            continue
+        key = (id(database), schema.name)
+        for _ in range(batches):
+            position = pitr.prune(database, schema, _PRUNE_POSITIONS.get(key))
+            if position is None:
+                _PRUNE_POSITIONS.pop(key, None)
+                break
+            _PRUNE_POSITIONS[key] = position
+
+
+class BackupJobs:
+    """A server's upkeep for one namespace: at start resume its unfinished
+    jobs and clean up; every WATCH_SECONDS look again (a shared store:
+    another server's jobs, if it died); prune PITR logs now and then."""
+
+    def __init__(self, database: Database, loop: asyncio.AbstractEventLoop,
+                 interval: float = WATCH_SECONDS) -> None:
+        self.database = database
+        self.loop = loop
+        self.interval = interval
+        self._handle: asyncio.TimerHandle | None = None
+        self._last_prune = 0.0
+
+    def start(self) -> BackupJobs:
+        self._handle = self.loop.call_later(0, self._tick)
+        return self
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _tick(self) -> None:
+        self.database.run_in_background(self._look)
+        if self._handle is not None:
+            self._handle = self.loop.call_later(self.interval, self._tick)
+
+    def _look(self) -> None:
+        database = self.database
+        try:
+            database.refresh_catalogue()
+            first = not _pending(database).resumed
+            if first or not database.storage.exclusive:
+                resume(database)
+            now = self.loop.time()
+            if first or now - self._last_prune >= PRUNE_EVERY_SECONDS:
+                self._last_prune = now
+                if database.storage.hold_lock(database.storage_name("backups-upkeep")):
+                    cleanup(database)
+                    prune_logs(database)
+        except StorageUnavailable as error:
+            logger.warning("backup upkeep waits for the store: %s", error)
+        except Exception:
+            logger.exception("backup upkeep failed")

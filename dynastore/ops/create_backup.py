@@ -1,0 +1,14 @@
+"""CreateBackup (dynastore/backups/, docs/backups.md)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dynastore.backups import service
+
+if TYPE_CHECKING:
+    from dynastore.database import Database
+
+
+def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
+    return {"BackupDetails": service.backup_details(service.create_backup(database, request))}

@@ -1,0 +1,14 @@
+"""RestoreTableToPointInTime (dynastore/backups/, docs/backups.md)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dynastore.backups import service
+
+if TYPE_CHECKING:
+    from dynastore.database import Database
+
+
+def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
+    return service.restore_to_point_in_time(database, request)
