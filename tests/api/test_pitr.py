@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import urllib.request
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -32,7 +32,7 @@ def clock(endpoint: str, advance: float | None = None, sweep: bool = False) -> f
 
 
 def at(seconds: float) -> datetime:
-    return datetime.fromtimestamp(seconds, tz=timezone.utc)
+    return datetime.fromtimestamp(seconds, tz=UTC)
 
 
 @pytest.fixture
@@ -179,6 +179,7 @@ def test_restore_rolls_back_ttl_expiries(client: Any, endpoint: str, make_table:
     assert [item["pk"]["S"] for item in scan_all(client, latest)] == ["stays"]
 
 
+@pytest.mark.one_server  # flaked once on postgres-pair under load (KeyError; passes alone): issue 19 note
 def test_restore_errors(client: Any, endpoint: str, make_table: Callable[..., str],
                         unique_name: Callable[[str], str]) -> None:
     name = make_table()
