@@ -125,6 +125,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--tls-key", metavar="FILE", default=None,
         help="the certificate's PEM private key, unencrypted (also $DYNASTORE_TLS_KEY)",
     )
+    serve.add_argument(
+        "--buckets-dir", metavar="DIR", default=None,
+        help="folder that stands in for S3: bucket B is DIR/B, for ExportTableToPointInTime and "
+        "ImportTable (default <data-dir>/buckets, or ./dynastore-buckets without a data dir)",
+    )
+    serve.add_argument(
+        "--s3-endpoint", metavar="URL", default=None,
+        help="write exports to and read imports from the buckets of this S3-compatible endpoint "
+        "(boto3's S3 client, credentials from the AWS environment) instead of folders",
+    )
     console = commands.add_parser(
         "console", help="serve the web console for any DynamoDB-compatible endpoint"
     )
@@ -213,6 +223,7 @@ def serve(arguments: argparse.Namespace) -> int:
         else:
             print(f"dynastore: cannot open {location}: {error}", file=sys.stderr)
         return 1
+    configure_buckets(database, arguments)
     if arguments.gsi_lag_ms is not None:
         database.gsi_lag_seconds = max(0.0, arguments.gsi_lag_ms / 1000)
     from dynastore.namespaces import Namespaces
@@ -286,6 +297,18 @@ def security_settings(arguments: argparse.Namespace) -> SecuritySettings:
             file=sys.stderr,
         )
     return SecuritySettings(verifier, bool(single_region))
+def configure_buckets(database: Database, arguments: argparse.Namespace) -> None:
+    """Where exports and imports find their S3 buckets (dynastore/backups/buckets.py)."""
+    if arguments.buckets_dir is None and arguments.s3_endpoint is None:
+        return  # the default folder, chosen on first use
+    from dynastore.backups import buckets
+
+    if arguments.s3_endpoint is not None:
+        buckets.configure(database.storage, buckets.S3Buckets(arguments.s3_endpoint))
+    else:
+        buckets.configure(database.storage, buckets.LocalBuckets(Path(arguments.buckets_dir).resolve()))
+
+
 def open_database(location: Path | str | None) -> Database:
     from dynastore.database import Database
 
