@@ -143,6 +143,8 @@ WRITE_CONFLICT_ATTEMPTS = 20  # write_path.py: reads and commits of one write be
 WRITE_OPTIMISTIC_ATTEMPTS = 2  # write_path.py: conflicts a single-item or batch write takes before it locks its rows
 WRITE_CONFLICT_BACKOFF_SECONDS = 0.0005  # write_path.py: the random pause before retry n is at most n times this
 POSTGRES_PIPELINE_CONNECTIONS = 2  # storage/postgres/pipeline.py: connections a server's batches go out on
+POSTGRES_IDLE_GREENLETS_MAX = 256  # storage/postgres/pipeline.py: finished request greenlets kept for
+# reuse (each keeps its ~16 KB frame stack; one per request in flight at the peak, up to this)
 POSTGRES_RESERVED_CONNECTIONS = 16  # storage/postgres/pipeline.py: transactions over several round trips at once
 POSTGRES_BATCH_MAX_CALLS = 256  # storage/postgres/pipeline.py: calls in one pipelined batch
 POSTGRES_MIN_EXTRA_BATCH_CALLS = 8  # storage/postgres/pipeline.py: calls a second batch waits for while one is out

@@ -64,6 +64,7 @@ MAX_CALLS_PER_BATCH = limits.POSTGRES_BATCH_MAX_CALLS
 CALL_TIMEOUT_SECONDS = limits.POSTGRES_CALL_TIMEOUT_SECONDS
 WATCHDOG_INTERVAL_SECONDS = 1.0
 MIN_EXTRA_BATCH_CALLS = limits.POSTGRES_MIN_EXTRA_BATCH_CALLS
+IDLE_WORKERS_MAX = limits.POSTGRES_IDLE_GREENLETS_MAX
 
 _OK = (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
 _INT8, _INT4, _INT2, _BOOL, _BYTEA, _TEXT, _OID, _XID = 20, 23, 21, 16, 17, 25, 26, 28
@@ -489,6 +490,8 @@ class Hub:
         """The batch connections with a batch out."""
         self.busy: set[PipelineConnection] = set()
         """Connections with calls in flight (watched: nothing waits forever)."""
+        self.idle_workers: list[greenlet] = []
+        """Greenlets that finished their function and wait for another (spawn)."""
         self._watchdog = loop.call_later(WATCHDOG_INTERVAL_SECONDS, self._watch)
 
     def _watch(self) -> None:
@@ -513,12 +516,29 @@ class Hub:
         """Run ``function`` in a greenlet of its own (a request, a background
         step): its storage calls park it instead of blocking the loop. From
         the loop it starts at once; from another greenlet, on the loop's next
-        turn (a parked greenlet is resumed only by the loop)."""
-        runner = greenlet(function, parent=self.main)
+        turn (a parked greenlet is resumed only by the loop).
+
+        The greenlet is an idle worker when there is one: a new greenlet's
+        first Python call maps a fresh 16 KB frame stack (CPython 3.11's data
+        stack chunk) and its end unmaps it, an mmap and a munmap per request
+        that reusing workers saves (measured: one pair per GetItem)."""
+        workers = self.idle_workers
+        runner = workers.pop() if workers else greenlet(self._work, parent=self.main)
         if getcurrent() is self.main:
-            runner.switch()
+            runner.switch(function)
         else:
-            self.loop.call_soon(runner.switch)
+            self.loop.call_soon(runner.switch, function)
+
+    def _work(self, function: Callable[[], Any]) -> None:
+        """A worker greenlet: runs one function, then waits idle for the next
+        (an exception ends the worker and reaches the loop, as without reuse)."""
+        while True:
+            function()
+            function = None  # type: ignore[assignment]  # nothing of a request outlives it
+            if self.closed or len(self.idle_workers) >= IDLE_WORKERS_MAX:
+                return
+            self.idle_workers.append(getcurrent())
+            function = self.main.switch()
 
     def sleep(self, seconds: float) -> None:
         """Park the calling greenlet for ``seconds`` (the loop runs on)."""
@@ -685,3 +705,4 @@ class Hub:
         for connection in [*self.idle, *self.reserved_free]:
             connection.close()
         self.idle, self.reserved_free = [], []
+        self.idle_workers = []
