@@ -88,6 +88,9 @@ class EngineLink:
         """Each connection's forwarded requests, oldest first: replies may
         come back in another order (an engine over PostgreSQL), but leave
         a connection in its requests' order."""
+        self.unsent: list[bytes] = []
+        """Frames of the requests forwarded this reactor turn, sent at its end."""
+        self.send_scheduled = False
 
     def connection_made(self, transport: SocketTransport) -> None:
         self.transport = transport
@@ -110,9 +113,21 @@ class EngineLink:
         self.waiting[self.sent] = slot
         self.sent = (self.sent + 1) % ORDINALS
         self.in_order.setdefault(connection, deque()).append(slot)
-        # Written at once: while the engine is busy the requests queue in the
-        # socket, and its next read takes them all.
-        self.transport.writelines(frame(request))
+        # Written at the end of the reactor's turn, with every other request
+        # the turn read: one sendmsg for them all instead of one each (under
+        # load a turn reads several; the engine's next read takes them all).
+        self.unsent.extend(frame(request))
+        if not self.send_scheduled:
+            self.send_scheduled = True
+            self.front.reactor.call_soon(self.send_unsent)
+
+    def send_unsent(self) -> None:
+        """Write the requests forwarded during this turn to the engine."""
+        self.send_scheduled = False
+        parts, self.unsent = self.unsent, []
+        if self.transport is None:  # the engine is gone: engine_lost answers them
+            return
+        self.transport.writelines(parts)
         if len(self.waiting) == 1 and self.spinner is not None:
             # The only request in flight: its reply is usually back sooner
             # than this process could fall asleep and be woken again.
