@@ -383,7 +383,7 @@ def _rewind(record: ExportRecord) -> ExportRecord:
                    billed_bytes=int(start.get("billed_bytes", 0)), file_key=None)
 
 
-def _manifests(buckets: Buckets, record: ExportRecord, end_time: float) -> None:
+def write_manifests(buckets: Buckets, record: ExportRecord, end_time: float) -> None:
     """manifest-files.json, then manifest-summary.json: the summary last, so
     a visible summary always means a complete export."""
     base = record.base_key
@@ -475,7 +475,7 @@ def export_step(database: Database, record: ExportRecord,
             record = replace(record, files=[*record.files, entry], file_key=None, file_start={})
         if done:
             end_time = database.now()
-            _manifests(buckets, record, end_time)
+            write_manifests(buckets, record, end_time)
             record = replace(record, status=COMPLETED, end_time=end_time)
     except BucketError as error:
         return fail(database, record, error.code, error.message)
@@ -514,12 +514,12 @@ def step(database: Database) -> bool | None:
     none does, None when the work is another server's."""
     pending = _pending(database)
     for export_id in sorted(pending.exports):
-        if not database.storage.hold_lock(database.storage_name(f"export-job/{export_id}")):
-            return None
         record = get(database, export_id)
         if record is None or record.status != IN_PROGRESS:
             pending.exports.discard(export_id)
             continue
+        if not database.storage.hold_lock(database.storage_name(f"export-job/{export_id}")):
+            return None
         if export_step(database, record).status != IN_PROGRESS:
             pending.exports.discard(export_id)
         return bool(pending.exports)
