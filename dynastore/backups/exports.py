@@ -243,6 +243,8 @@ def start_export(database: Database, request: dict[str, Any], *, require_pitr: b
     """Begin an export (the checks of ExportTableToPointInTime, the record,
     the held view) and, with ``run``, schedule its background steps."""
     ensure_resumed(database)
+    if not database.storage.exclusive:  # PITR may have been turned on through another server
+        database.refresh_catalogue(check=True)
     schema = _find_table(database, request.get("TableArn"))
     now = database.now()
     token = request.get("ClientToken")
@@ -440,9 +442,10 @@ def fail(database: Database, record: ExportRecord, code: str, message: str) -> E
     return record
 
 
-def export_step(database: Database, record: ExportRecord,
-                max_rows: int = limits.EXPORT_PAGE_ROWS) -> ExportRecord:
-    """Write one page; returns the record as it is now."""
+def export_step(database: Database, record: ExportRecord, max_rows: int | None = None) -> ExportRecord:
+    """Write one page (``max_rows`` items, default EXPORT_PAGE_ROWS); returns
+    the record as it is now."""
+    max_rows = max_rows or limits.EXPORT_PAGE_ROWS
     key = (id(database), record.export_id)
     source = _source(database, record)
     if source is None or record.export_time is None:

@@ -579,6 +579,8 @@ def test_kill_9_during_export(tmp_path: Path) -> None:
         process.wait(timeout=10)
         folder = data_dir / "buckets" / "crash"
         manifests = list(folder.rglob("manifest-summary.json"))
+        if jobs and jobs[0]["Items"] < count:  # killed half-way: no manifest yet
+            assert manifests == []
         if manifests:  # the export had finished: then it is whole
             assert json.loads(manifests[0].read_bytes())["itemCount"] == count
     finally:
@@ -587,10 +589,9 @@ def test_kill_9_during_export(tmp_path: Path) -> None:
     try:
         dynamodb = make_client(url)
         done = wait_done(dynamodb, export_arn)
-        assert done["ExportStatus"] in ("COMPLETED", "FAILED"), done
-        if done["ExportStatus"] == "FAILED":
-            assert done["FailureMessage"]
-            return
+        # It resumes where its last whole data file ended (FAILED with a
+        # reason would be DynamoDB-like too; dynastore completes it).
+        assert done["ExportStatus"] == "COMPLETED", done
         assert done["ItemCount"] == count
         summary, entries = exported(folder, done["ExportManifest"])
         keys = [json.loads(line)["Item"]["pk"]["S"] for entry in entries
