@@ -481,7 +481,9 @@ def export_step(database: Database, record: ExportRecord, max_rows: int | None =
             write_manifests(buckets, record, end_time)
             record = replace(record, status=COMPLETED, end_time=end_time)
     except BucketError as error:
-        return fail(database, record, error.code, error.message)
+        # DynamoDB prefixes S3's code (S3NoSuchBucket, S3AccessDenied: moto's
+        # export says the same; unconfirmed on the service).
+        return fail(database, record, f"S3{error.code}", error.message)
     except OSError as error:
         return fail(database, record, "S3Error", str(error))
     save(database, record)

@@ -61,6 +61,7 @@ class Progress:
         self._rich: Any = None
         self._last_line = 0.0
         try:
+            from rich.console import Console
             from rich.progress import (
                 BarColumn,
                 DownloadColumn,
@@ -72,10 +73,11 @@ class Progress:
             from rich.progress import Progress as RichProgress
         except ImportError:
             return
+        # The bar on stderr, so stdout carries only the summary.
         self._rich = RichProgress(
             TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
             TextColumn("{task.fields[items]} items"), DownloadColumn(), TransferSpeedColumn(),
-            TimeRemainingColumn(), transient=False, console=None)
+            TimeRemainingColumn(), transient=False, console=Console(stderr=True))
         self._task = self._rich.add_task(label, total=max(total_bytes, 1), items=0)
         self._rich.start()
 

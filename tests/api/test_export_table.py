@@ -536,7 +536,7 @@ def test_export_to_s3(moto_s3: str, monkeypatch: pytest.MonkeyPatch) -> None:
         failed = dynamodb.export_table_to_point_in_time(TableArn=arn, S3Bucket="no-such-bucket")
         failed_done = wait_done(dynamodb, failed["ExportDescription"]["ExportArn"])
         assert failed_done["ExportStatus"] == "FAILED"
-        assert failed_done["FailureCode"] == "NoSuchBucket" and failed_done["FailureMessage"]
+        assert failed_done["FailureCode"] == "S3NoSuchBucket" and failed_done["FailureMessage"]
         assert "ExportManifest" not in failed_done
     finally:
         stop_server(process)
@@ -641,6 +641,67 @@ def test_command_over_data_dir(tmp_path: Path) -> None:
     assert next(ion_target.rglob("*.ion.gz"))
     missing = _command("nope", str(tmp_path / "x"), "--data-dir", str(data_dir))
     assert missing.returncode != 0 and "nope" in missing.stderr
+    no_pitr = _command("cmd", str(tmp_path / "y"), "--data-dir", str(data_dir), "--at", "2026-01-01T00:00:00Z")
+    assert no_pitr.returncode != 0 and "PointInTimeRecoveryUnavailableException" in no_pitr.stderr
+
+
+def test_command_at_a_time(tmp_path: Path) -> None:
+    """--at: the table as it was then (PITR on), whatever was written after."""
+    import dynastore
+
+    data_dir = tmp_path / "data"
+    database = dynastore.open(data_dir)
+    local = database.client()
+    local.create_table(TableName="then", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                       AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                       BillingMode="PAY_PER_REQUEST")
+    local.update_continuous_backups(TableName="then", PointInTimeRecoverySpecification={
+        "PointInTimeRecoveryEnabled": True})
+    for n in range(10):
+        local.put_item(TableName="then", Item={"pk": {"S": f"k{n}"}})
+    time.sleep(0.05)
+    moment = datetime.now(tz=UTC).isoformat()
+    time.sleep(0.05)
+    for n in range(10, 20):
+        local.put_item(TableName="then", Item={"pk": {"S": f"k{n}"}})
+    local.delete_item(TableName="then", Key={"pk": {"S": "k0"}})
+    database.close()
+    completed = _command("then", str(tmp_path / "out"), "--data-dir", str(data_dir), "--at", moment)
+    assert completed.returncode == 0, completed.stderr
+    lines = _files_of(tmp_path / "out")
+    assert sorted(line["Item"]["pk"]["S"] for line in lines) == sorted(f"k{n}" for n in range(10))
+
+
+def test_table_deleted_during_export(tmp_path: Path) -> None:
+    """The export's table goes half-way: the export ends FAILED with a reason,
+    no manifest is written and the view is released."""
+    import dynastore
+    from dynastore.backups import exports
+
+    embedded = dynastore.open(tmp_path / "data")
+    try:
+        local = embedded.client()
+        local.create_table(TableName="doomed", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                           AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                           BillingMode="PAY_PER_REQUEST")
+        for n in range(30):
+            local.put_item(TableName="doomed", Item={"pk": {"S": f"k{n}"}})
+        local.update_continuous_backups(TableName="doomed", PointInTimeRecoverySpecification={
+            "PointInTimeRecoveryEnabled": True})
+        database = embedded.database
+        arn = database.tables["doomed"].arn
+        record = exports.start_export(database, {"TableArn": arn, "S3Bucket": "doomed"}, run=False)
+        record = exports.export_step(database, record, max_rows=10)
+        assert record.status == "IN_PROGRESS" and record.item_count == 10
+        local.delete_table(TableName="doomed")
+        record = exports.export_step(database, record, max_rows=10)
+        assert record.status == "FAILED" and record.failure_code == "TableNotFound"
+        assert "deleted" in (record.failure_message or "")
+        described = local.describe_export(ExportArn=record.arn)["ExportDescription"]
+        assert described["ExportStatus"] == "FAILED" and described["FailureMessage"] == record.failure_message
+        assert not list((tmp_path / "data" / "buckets" / "doomed").rglob("manifest-summary.json"))
+    finally:
+        embedded.close()
 
 
 def test_command_over_endpoint(client: Any, endpoint: str, make_table: Callable[..., str], tmp_path: Path) -> None:
