@@ -2,6 +2,8 @@
 
     dynastore serve [--host 127.0.0.1] [--port 8000] [--data-dir DIR | --in-memory]
                     [--log-level info]
+    dynastore export TABLE DIR [--format dynamodb-json|ion] [--at ISO_TIME]
+                    (--endpoint URL | --data-dir DIR)
     dynastore --version
 
 ``serve`` opens the database (SQLite in ``--data-dir``, by default
@@ -146,6 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     console.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (%(default)s)")
     console.add_argument("--port", type=int, default=8001, help="port to listen on (%(default)s)")
     console.add_argument("--region", default=None, help="AWS region (default: from the endpoint or the AWS config)")
+    from dynastore.commands import export as export_command
+
+    export_command.add_parser(commands)
     return parser
 
 
@@ -164,6 +169,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             pass
         return 0
+    if arguments.command == "export":
+        from dynastore.commands import export as export_command
+
+        return export_command.run(arguments)
     parser.print_help(sys.stderr)
     return 2
 
@@ -481,6 +490,7 @@ async def serve_until_signalled(
     # startup stays fast, and no later request pays for an import.
     loop.call_later(OPERATIONS_PRELOAD_DELAY_SECONDS, warm_up)
     # Background jobs, each a bounded step on this loop between requests (ADR 0000).
+    from dynastore.backups.exports import ExportJobs
     from dynastore.backups.jobs import BackupJobs
     from dynastore.namespaces import Namespaces
     from dynastore.streams_api.triggers import TriggerRunner
@@ -497,6 +507,7 @@ async def serve_until_signalled(
         jobs.append(TriggerRunner(namespace).start(loop))
         jobs.append(BackfillWatch(namespace, loop).start())  # a shared store: take over a dead server's
         jobs.append(BackupJobs(namespace, loop).start())  # backups, restores, PITR logs (docs/backups.md)
+        jobs.append(ExportJobs(namespace, loop).start())  # ExportTableToPointInTime (docs/export-import.md)
 
     namespaces = Namespaces.of(database)
     namespaces.open_stored()

@@ -162,3 +162,19 @@ HTTP_REQUEST_LINE_MAX_BYTES = 16 * 1024  # protocol/http.py: DynamoDB answers 40
 HTTP_ACCEPT_ENCODING_CACHE_ENTRIES = 256  # protocol/http.py: parsed Accept-Encoding values kept
 HTTP_HEALTH_BODY_CACHE_ENTRIES = 64  # protocol/app.py: health-check answers kept, one per region asked
 LINK_REPLY_MAX_BYTES = 256 * 1024 * 1024  # protocol/link.py: a reply frame from the engine larger than this means a corrupt link (BatchGetItem: 16 MB of items, up to ~6x as JSON)
+
+# --- Exports (ExportTableToPointInTime; dynastore/backups/exports.py) -------------
+EXPORTS_IN_PROGRESS_MAX = 300
+"""Concurrent exports per account and region (developer guide, quotas: "up to
+300 concurrent export tasks")."""
+EXPORT_INCREMENTAL_MIN_SECONDS = 15 * 60
+EXPORT_INCREMENTAL_MAX_SECONDS = 24 * 60 * 60
+"""An incremental export's period: 15 minutes to 24 hours."""
+EXPORT_CLIENT_TOKEN_SECONDS = 8 * 60 * 60
+"""How long a ClientToken makes ExportTableToPointInTime idempotent."""
+LIST_EXPORTS_MAX_RESULTS = 25
+EXPORT_PAGE_ROWS = 1000
+"""Items one background step of an export reads and writes."""
+EXPORT_DATA_FILE_BYTES = 64 * 1024 * 1024
+"""A data file is closed (and the next begun) once this many bytes of lines,
+before compression, went into it (dynastore's choice: DynamoDB's sizes vary)."""

@@ -37,7 +37,8 @@ own (the embedded database, tests, a command over a data directory).
 ``read_changes_page(database, schema, since, until, position)`` pages
 through the items whose state changed in ``(since, until]`` (an
 INCREMENTAL_EXPORT): each ``Change`` has the item before (at ``since``) and
-after (at ``until``), either None when absent.
+after (at ``until``), either None when absent, and ``micros``, the time of
+its last change in the period.
 
 Holding a view
     The log keeps every change after the time a reader reads at as long as
@@ -142,6 +143,10 @@ class Change(NamedTuple):
     sk: bytes
     before: Row | None
     after: Row | None
+    micros: int = 0
+    """When the write that left the item as ``after`` happened (its last
+    change in the period; epoch microseconds of the database clock): an
+    incremental export's WriteTimestampMicros."""
 
 
 class ChangesPage(NamedTuple):
@@ -366,20 +371,25 @@ def _entries(database: Database, storage_id: int, after: Position | None) -> Ite
         yield _Entry((row.pk_hash, row.pk, item_sk), image, micros)
 
 
-def _histories(entries: Iterator[_Entry], times: tuple[int, ...]) -> Iterator[tuple[Position, list[Any]]]:
+def _histories(entries: Iterator[_Entry], times: tuple[int, ...],
+               latest_until: int | None = None) -> Iterator[tuple[Position, list[Any]]]:
     """Per item key (in key order): for each time in ``times``, the entry of
     its first change after that time (its ``image`` is the item before), or
-    ``_UNCHANGED`` (bounded memory: one key's answers at a time)."""
+    ``_UNCHANGED`` (bounded memory: one key's answers at a time). With
+    ``latest_until``, one more answer: the key's last change at or before it."""
     key: Position | None = None
     answers: list[Any] = []
+    width = len(times) + (latest_until is not None)
     for entry in entries:
         if entry.key != key:
             if key is not None:
                 yield key, answers
-            key, answers = entry.key, [_UNCHANGED] * len(times)
+            key, answers = entry.key, [_UNCHANGED] * width
         for position, micros in enumerate(times):
             if answers[position] is _UNCHANGED and entry.micros > micros:
                 answers[position] = entry
+        if latest_until is not None and entry.micros <= latest_until:
+            answers[-1] = entry
     if key is not None:
         yield key, answers
 
@@ -399,14 +409,15 @@ def _micros(at: float) -> int:
 
 
 def _merged(database: Database, schema: TableSchema, times: tuple[int, ...],
-            position: Position | None) -> Iterator[tuple[Position, Row | None, list[Any]]]:
+            position: Position | None,
+            latest_until: int | None = None) -> Iterator[tuple[Position, Row | None, list[Any]]]:
     """Every key of the table now or in the log after ``position``: (key,
     current row, answers of ``_histories``)."""
     current = database.storage.scan(schema.table_id, 0, HASH_SPACE, exclusive_start=position)
-    logged = _histories(_entries(database, _log_id(schema), position), times)
+    logged = _histories(_entries(database, _log_id(schema), position), times, latest_until)
     row = next(current, None)
     history = next(logged, None)
-    none = [_UNCHANGED] * len(times)
+    none = [_UNCHANGED] * (len(times) + (latest_until is not None))
     while row is not None or history is not None:
         row_key = None if row is None else (row.pk_hash, row.pk, row.sk)
         if history is None or (row_key is not None and row_key < history[0]):
@@ -465,11 +476,13 @@ def read_changes_page(
     visits = 0
     until_micros = _micros(until)
     with database.storage.snapshot():
-        for key, current, answers in _merged(database, schema, (_micros(since), until_micros), position):
+        for key, current, answers in _merged(database, schema, (_micros(since), until_micros), position,
+                                             latest_until=until_micros):
             visits += 1
-            first, after = answers
+            first, after, latest = answers
             if first is not _UNCHANGED and first.micros <= until_micros:
-                changes.append(Change(*key, first.image, current if after is _UNCHANGED else after.image))
+                changes.append(Change(*key, first.image, current if after is _UNCHANGED else after.image,
+                                      latest.micros))
             if len(changes) >= max_rows or visits >= PAGE_VISITS * max_rows:
                 return ChangesPage(changes, key)
     return ChangesPage(changes, None)
