@@ -481,6 +481,7 @@ async def serve_until_signalled(
     # startup stays fast, and no later request pays for an import.
     loop.call_later(OPERATIONS_PRELOAD_DELAY_SECONDS, warm_up)
     # Background jobs, each a bounded step on this loop between requests (ADR 0000).
+    from dynastore.backups.imports import ImportJobs
     from dynastore.backups.jobs import BackupJobs
     from dynastore.namespaces import Namespaces
     from dynastore.streams_api.triggers import TriggerRunner
@@ -497,6 +498,7 @@ async def serve_until_signalled(
         jobs.append(TriggerRunner(namespace).start(loop))
         jobs.append(BackfillWatch(namespace, loop).start())  # a shared store: take over a dead server's
         jobs.append(BackupJobs(namespace, loop).start())  # backups, restores, PITR logs (docs/backups.md)
+        jobs.append(ImportJobs(namespace, loop).start())  # ImportTable's jobs (docs/import.md)
 
     namespaces = Namespaces.of(database)
     namespaces.open_stored()

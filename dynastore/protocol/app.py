@@ -29,6 +29,7 @@ import orjson
 from dynastore import limits
 from dynastore.admin_time import ADMIN_TIME_PATHS, handle_admin_time
 from dynastore.backups.admin import ADMIN_JOBS_PATH, handle_admin_jobs
+from dynastore.backups.import_admin import ADMIN_IMPORTS_PATH, handle_admin_imports
 from dynastore.engine.namespaces import DEFAULT_ACCOUNT_ID, DEFAULT_REGION
 from dynastore.errors import (
     AccessDeniedException,
@@ -77,6 +78,7 @@ ADMIN_ROUTES: dict[bytes, AdminHandler] = {
     **{path.encode(): handle_admin_time for path in ADMIN_TIME_PATHS},
     ADMIN_TRIGGERS_PATH.encode(): handle_admin_triggers,
     ADMIN_JOBS_PATH.encode(): handle_admin_jobs,
+    ADMIN_IMPORTS_PATH.encode(): handle_admin_imports,
 }
 
 IDENTITY_PATH = b"/_dynastore/identity"
