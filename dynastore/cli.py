@@ -146,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     console.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (%(default)s)")
     console.add_argument("--port", type=int, default=8001, help="port to listen on (%(default)s)")
     console.add_argument("--region", default=None, help="AWS region (default: from the endpoint or the AWS config)")
+    from dynastore.commands.import_command import add_parser as add_import_parser
+
+    add_import_parser(commands)  # dynastore import DIR TABLE (docs/import.md)
     return parser
 
 
@@ -154,6 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     if arguments.command == "serve":
         return serve(arguments)
+    if arguments.command == "import":
+        from dynastore.commands.import_command import run as run_import
+
+        return run_import(arguments)
     if arguments.command == "console":
         from dynastore.console import run_console
 

@@ -37,7 +37,7 @@ import asyncio
 import logging
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -620,7 +620,18 @@ def _note_error(record: ImportRecord, message: str) -> None:
         record.errors.append(message)
 
 
+STEP_LISTENERS: list[Callable[[ImportRecord], None]] = []
+"""Called with the record after each step (``dynastore import --data-dir``'s progress bar)."""
+
+
 def import_step(database: Database, record: ImportRecord) -> ImportRecord:
+    record = _import_step(database, record)
+    for listener in STEP_LISTENERS:
+        listener(record)
+    return record
+
+
+def _import_step(database: Database, record: ImportRecord) -> ImportRecord:
     """Import one page (and publish the table after the last); returns the record as it is now."""
     from dynastore import write_path
 
@@ -640,6 +651,7 @@ def import_step(database: Database, record: ImportRecord) -> ImportRecord:
     page_bytes = 0
     finished = False
     taken_here = 0
+    replaced = 0
     while taken_here < limits.IMPORT_PAGE_ITEMS and page_bytes < limits.IMPORT_PAGE_BYTES:
         taken = source.next()
         for message in source.pending_errors:
@@ -658,8 +670,10 @@ def import_step(database: Database, record: ImportRecord) -> ImportRecord:
         if isinstance(checked, str):
             _note_error(record, f"s3://{source.bucket}/{key} line {parsed.line}: {checked}")
             continue
-        # The same key twice: the later item wins, as a second PutItem would.
-        rows.pop((checked.pk, checked.sk), None)
+        # The same key twice: the later item wins, as a second PutItem would
+        # (and both count as imported).
+        if rows.pop((checked.pk, checked.sk), None) is not None:
+            replaced += 1
         rows[(checked.pk, checked.sk)] = checked
         page_bytes += checked.size
     record.processed_bytes = source.processed_bytes()
@@ -670,7 +684,7 @@ def import_step(database: Database, record: ImportRecord) -> ImportRecord:
     while True:
         # The record moves on with its page; the last page is followed by
         # the publication (its own transaction, which a restart redoes).
-        written_record = replace(record, imported_items=record.imported_items + len(page))
+        written_record = replace(record, imported_items=record.imported_items + len(page) + replaced)
         targets = [write_path.Target(schema.table_id, row.pk, row.sk, schema, reads_old=reads_old) for row in page]
         record_row = _row(written_record)
         targets.append(write_path.Target(imports_id(database), record_row.pk, record_row.sk, None, reads_old=False))
