@@ -586,13 +586,18 @@ def test_kill_9_during_an_import_leaves_no_table_and_resumes(transport: str, tmp
                                   InputFormat="DYNAMODB_JSON", InputCompressionType="GZIP",
                                   TableCreationParameters=creation("killed"))["ImportTableDescription"]["ImportArn"]
         deadline = time.monotonic() + WAIT_SECONDS
-        while client.describe_import(ImportArn=arn)["ImportTableDescription"]["ProcessedItemCount"] < 3000:
+        while True:
+            before_kill = client.describe_import(ImportArn=arn)["ImportTableDescription"]
+            if before_kill["ProcessedItemCount"] >= 3000:
+                break
             assert time.monotonic() < deadline
             time.sleep(0.02)
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
     finally:
         stop_server(process)
+    assert before_kill["ImportStatus"] == "IN_PROGRESS"
+    assert before_kill["ProcessedItemCount"] < count
     # Restart with the table's name taken over by nobody: the import goes on from its record.
     process, url = start_server(*arguments)
     try:
@@ -648,6 +653,48 @@ def test_kill_9_mid_import_shows_nothing_before_restart(transport: str, tmp_path
         assert "half" not in database.client().list_tables()["TableNames"]
     finally:
         database.close()
+
+
+def test_kill_9_then_the_source_gone_ends_failed(transport: str, tmp_path: Path) -> None:
+    """A restarted import whose bucket went away ends FAILED with the reason,
+    and its half-made table goes with it."""
+    http_only(transport)
+    data_dir, buckets_dir = tmp_path / "data", tmp_path / "buckets"
+    Bucket(buckets_dir, "gone").put("d/0.json.gz", gzip.compress(json_lines(
+        [{"pk": {"S": f"k{i:06d}"}, "v": {"S": "x" * 200}} for i in range(40_000)])))
+    arguments = ("--data-dir", str(data_dir), "--buckets-dir", str(buckets_dir), "--single-process")
+    process, url = start_server(*arguments)
+    try:
+        client = make_client(url)
+        arn = client.import_table(S3BucketSource={"S3Bucket": "gone"}, InputFormat="DYNAMODB_JSON",
+                                  InputCompressionType="GZIP",
+                                  TableCreationParameters=creation("gone"))["ImportTableDescription"]["ImportArn"]
+        deadline = time.monotonic() + WAIT_SECONDS
+        while True:
+            described = client.describe_import(ImportArn=arn)["ImportTableDescription"]
+            if described["ProcessedItemCount"] >= 2000:
+                break
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+    finally:
+        stop_server(process)
+    assert described["ImportStatus"] == "IN_PROGRESS"
+    shutil.rmtree(buckets_dir / "gone")
+    process, url = start_server(*arguments)
+    try:
+        client = make_client(url)
+        described = wait_import(client, arn)
+        assert described["ImportStatus"] == "FAILED"
+        assert described["FailureCode"] == "NoSuchBucket"
+        assert "gone" in described["FailureMessage"]
+        assert "gone" not in client.list_tables()["TableNames"]
+        with urllib.request.urlopen(f"{url}/_dynastore/backups/imports", timeout=10) as answer:
+            job = json.loads(answer.read())["Imports"][0]
+        assert (job["Status"], job["FailureCode"]) == ("FAILED", "NoSuchBucket")
+    finally:
+        stop_server(process)
 
 
 # --- the command --------------------------------------------------------------------------------------
@@ -712,3 +759,58 @@ def test_command_usage_errors(tmp_path: Path) -> None:
     assert missing.returncode == 2
     assert "not a folder" in missing.stderr
 
+
+
+# --- a real S3-compatible store (moto's server) -----------------------------------------------------
+
+
+def test_import_from_an_s3_compatible_store(transport: str, tmp_path: Path) -> None:
+    http_only(transport)
+    pytest.importorskip("moto.server")
+    import boto3
+
+    from tests.api.conftest import free_port, wait_for_port
+
+    port = free_port()
+    credentials = {"AWS_ACCESS_KEY_ID": "AKIDTEST", "AWS_SECRET_ACCESS_KEY": "secret",
+                   "AWS_DEFAULT_REGION": "us-east-1"}
+    moto = subprocess.Popen([sys.executable, "-m", "moto.server", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, **credentials})
+    server = None
+    try:
+        wait_for_port(port, moto)
+        s3_url = f"http://127.0.0.1:{port}"
+        s3 = boto3.client("s3", endpoint_url=s3_url, region_name="us-east-1",
+                          aws_access_key_id="AKIDTEST", aws_secret_access_key="secret")
+        s3.create_bucket(Bucket="exports")
+        for path in AWS_EXPORT.rglob("*"):
+            if path.is_file():
+                key = f"AWSDynamoDB/{AWS_EXPORT_ID}/{path.relative_to(AWS_EXPORT).as_posix()}"
+                s3.put_object(Bucket="exports", Key=key, Body=path.read_bytes())
+        s3.put_object(Bucket="exports", Key="csv/a.csv.zst",
+                      Body=zstandard.ZstdCompressor().compress(b"id,v\n1,a\n2,b\n"))
+        server, url = start_server("--in-memory", "--s3-endpoint", s3_url, environment=credentials)
+        client = make_client(url)
+        arn = client.import_table(S3BucketSource={"S3Bucket": "exports", "S3KeyPrefix": "AWSDynamoDB/"},
+                                  InputFormat="DYNAMODB_JSON", InputCompressionType="GZIP",
+                                  TableCreationParameters=creation("Music", ("Artist", "S"), ("SongTitle", "S"))
+                                  )["ImportTableDescription"]["ImportArn"]
+        described = wait_import(client, arn)
+        assert (described["ImportStatus"], described["ImportedItemCount"], described["ErrorCount"]) == (
+            "COMPLETED", 5, 0)
+        assert described["ProcessedSizeBytes"] == sum(path.stat().st_size for path in (AWS_EXPORT / "data").iterdir())
+        arn = client.import_table(S3BucketSource={"S3Bucket": "exports", "S3KeyPrefix": "csv/"},
+                                  InputFormat="CSV", InputCompressionType="ZSTD",
+                                  TableCreationParameters=creation("Csv", ("id", "N")))["ImportTableDescription"][
+            "ImportArn"]
+        assert wait_import(client, arn)["ImportedItemCount"] == 2
+        assert scan_all(client, "Csv") == by_key([{"id": {"N": "1"}, "v": {"S": "a"}}, {"id": {"N": "2"}, "v": {"S": "b"}}])
+        missing = client.import_table(S3BucketSource={"S3Bucket": "no-such-bucket"}, InputFormat="CSV",
+                                      TableCreationParameters=creation("Never"))["ImportTableDescription"]["ImportArn"]
+        failed = wait_import(client, missing)
+        assert (failed["ImportStatus"], failed["FailureCode"]) == ("FAILED", "NoSuchBucket")
+    finally:
+        if server is not None:
+            stop_server(server)
+        moto.terminate()
+        moto.wait(timeout=10)
