@@ -35,7 +35,7 @@ import gzip
 import io
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import orjson
 
@@ -68,7 +68,7 @@ class CountingReader(io.RawIOBase):
     """A binary stream that counts the bytes read through it (the object's
     compressed bytes: ProcessedSizeBytes)."""
 
-    def __init__(self, stream: BinaryIO) -> None:
+    def __init__(self, stream: Any) -> None:
         self._stream = stream
         self.count = 0
 
@@ -85,16 +85,16 @@ class CountingReader(io.RawIOBase):
         return size
 
 
-def decompressed(stream: BinaryIO, compression: str) -> BinaryIO:
+def decompressed(stream: io.RawIOBase | BinaryIO, compression: str) -> BinaryIO:
     """The object's content, decompressed as it is read."""
     if compression == GZIP:
-        return gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[return-value]
+        return cast(BinaryIO, gzip.GzipFile(fileobj=stream, mode="rb"))
     if compression == ZSTD:
         import zstandard
 
-        reader = zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True)
-        return io.BufferedReader(reader, READ_CHUNK_BYTES)  # type: ignore[arg-type]
-    return io.BufferedReader(stream, READ_CHUNK_BYTES)  # type: ignore[arg-type]
+        reader = zstandard.ZstdDecompressor().stream_reader(cast(BinaryIO, stream), read_across_frames=True)
+        return cast(BinaryIO, io.BufferedReader(cast(io.RawIOBase, reader), READ_CHUNK_BYTES))
+    return cast(BinaryIO, io.BufferedReader(cast(io.RawIOBase, stream), READ_CHUNK_BYTES))
 
 
 def records(stream: BinaryIO, input_format: str, csv_options: dict[str, Any] | None,
@@ -134,7 +134,7 @@ _SET_ANNOTATIONS = {"$dynamodb_SS": "SS", "$dynamodb_NS": "NS", "$dynamodb_BS": 
 
 
 def _ion_records(stream: BinaryIO) -> Iterator[ParsedRecord]:
-    from amazon.ion import simpleion
+    from amazon.ion import simpleion  # type: ignore[import-untyped]
 
     number = 0
     values = simpleion.load(stream, single_value=False, parse_eagerly=False)
@@ -160,7 +160,7 @@ def _ion_records(stream: BinaryIO) -> Iterator[ParsedRecord]:
 
 def ion_to_attribute(value: Any) -> dict[str, Any]:
     """DynamoDB's AttributeValue of one Ion value (module docstring)."""
-    from amazon.ion.core import IonType
+    from amazon.ion.core import IonType  # type: ignore[import-untyped]
 
     ion_type = getattr(value, "ion_type", None)
     annotations = [str(getattr(a, "text", a)) for a in getattr(value, "ion_annotations", ())]
@@ -202,7 +202,7 @@ def _ion_number(value: Any) -> str:
 
 
 def _csv_records(stream: BinaryIO, options: dict[str, Any], typed: dict[str, str]) -> Iterator[ParsedRecord]:
-    text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+    text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline="")
     reader = csv.reader(text, delimiter=options.get("Delimiter") or DEFAULT_CSV_DELIMITER)
     header: list[str] | None = list(options["HeaderList"]) if options.get("HeaderList") else None
     while True:

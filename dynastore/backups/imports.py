@@ -504,7 +504,7 @@ class _Source:
         try:
             raw = stack.enter_context(self.buckets.open_read(self.bucket, info.key))
             self._counter = import_formats.CountingReader(raw)
-            stream = import_formats.decompressed(self._counter, self.compression)  # type: ignore[arg-type]
+            stream = import_formats.decompressed(self._counter, self.compression)
             self._records = import_formats.records(stream, self.format, self.csv_options, self.typed)
         except BaseException:
             stack.close()
@@ -690,7 +690,7 @@ def _import_step(database: Database, record: ImportRecord) -> ImportRecord:
         targets.append(write_path.Target(imports_id(database), record_row.pk, record_row.sk, None, reads_old=False))
         decisions: list[Any] = [*page, record_row]
         try:
-            write_path.write(database, targets, lambda _rows, _conflicted, d=decisions: d,
+            write_path.write(database, targets, _constant(decisions),
                              conflicts=write_path.RETRY_ALL, index_lag=False)
         except write_path.InvalidChange as refused:
             bad = page.pop(refused.position)
@@ -701,6 +701,11 @@ def _import_step(database: Database, record: ImportRecord) -> ImportRecord:
     if not finished:
         return written_record
     return _complete(database, written_record, schema)
+
+
+def _constant(decisions: list[Any]) -> Callable[[list[Row | None], frozenset[int]], list[Any]]:
+    """A ``decide`` for rows written as they are (the rows they replace do not matter)."""
+    return lambda _rows, _conflicted: decisions
 
 
 def _key_text(row: Row) -> str:

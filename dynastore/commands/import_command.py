@@ -305,8 +305,8 @@ def import_through_endpoint(arguments: argparse.Namespace, request: dict[str, An
     try:
         for info in objects:
             with (folder / info.key).open("rb") as raw:
-                counter = import_formats.CountingReader(raw)  # type: ignore[arg-type]
-                stream = import_formats.decompressed(counter, request["InputCompressionType"])  # type: ignore[arg-type]
+                counter = import_formats.CountingReader(raw)
+                stream = import_formats.decompressed(counter, request["InputCompressionType"])
                 try:
                     for parsed in import_formats.records(stream, request["InputFormat"], csv_options, typed):
                         outcome.processed += 1
