@@ -731,6 +731,24 @@ def test_command_against_a_server(endpoint: str, client: Any, transport: str, im
     assert "Table already exists" in again.stderr
 
 
+def test_command_from_the_servers_bucket(endpoint: str, client: Any, transport: str, bucket: Bucket,
+                                        imported: list[str], unique_name: Callable[[str], str]) -> None:
+    if transport == "embedded":
+        pytest.skip("the command is a client of a server process")
+    bucket.put("ion/a.ion.gz", gzip.compress(ION_DATA))
+    table = unique_name("cmd")
+    imported.append(table)
+    completed = run_command(f"s3://{bucket.name}/ion/", table, "--format", "ion", "--compression", "gzip",
+                            "--key", "pk:S", "--endpoint", endpoint)
+    assert completed.returncode == 0, completed.stderr + completed.stdout
+    assert "2 items imported" in completed.stdout
+    assert len(scan_all(client, table)) == 2
+    failed = run_command(f"s3://{bucket.name}/nothing/", unique_name("cmd"), "--format", "ion", "--key", "pk:S",
+                         "--endpoint", endpoint)
+    assert failed.returncode == 1
+    assert "NoSuchKey" in failed.stderr
+
+
 def test_command_on_a_data_directory(transport: str, tmp_path: Path) -> None:
     http_only(transport)
     folder = tmp_path / "export"
