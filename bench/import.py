@@ -38,8 +38,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def rss_kb(pid: int) -> int:
-    """VmRSS of ``pid`` and its children (the HTTP front process), in kB."""
+def rss_kb(pid: int, field: str = "VmRSS") -> int:
+    """``field`` of /proc/PID/status (VmRSS; RssAnon: the private memory, without
+    the pages of the SQLite file mapped in, which count in VmRSS but are the
+    page cache's) of ``pid`` and its children (the HTTP front process), in kB."""
     total = 0
     pids = [pid]
     try:
@@ -50,7 +52,7 @@ def rss_kb(pid: int) -> int:
     for one in pids:
         try:
             for line in Path(f"/proc/{one}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
+                if line.startswith(field + ":"):
                     total += int(line.split()[1])
         except OSError:
             continue
@@ -133,12 +135,14 @@ def run(arguments: argparse.Namespace, scratch: Path) -> int:
                     raise
                 time.sleep(0.1)
         before = rss_kb(server.pid)
-        peak = [before]
+        before_anon = rss_kb(server.pid, "RssAnon")
+        peak = [before, before_anon]
         stop = threading.Event()
 
         def sample() -> None:
             while not stop.wait(0.2):
                 peak[0] = max(peak[0], rss_kb(server.pid))
+                peak[1] = max(peak[1], rss_kb(server.pid, "RssAnon"))
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
@@ -161,13 +165,15 @@ def run(arguments: argparse.Namespace, scratch: Path) -> int:
         stop.set()
         sampler.join()
         after = rss_kb(server.pid)
+        after_anon = rss_kb(server.pid, "RssAnon")
         count = client.describe_table(TableName="imported")["Table"]["ItemCount"]
         print(f"import: {described['ImportStatus']}, {described['ImportedItemCount']:,} items "
               f"({described['ErrorCount']} errors) in {seconds:.1f} s: "
               f"{described['ImportedItemCount'] / seconds:,.0f} items/s, {raw_total[0] / 1e6 / seconds:.2f} MB/s "
               "of uncompressed source")
         print(f"server RSS: {before / 1024:.0f} MB before, {peak[0] / 1024:.0f} MB at most during, "
-              f"{after / 1024:.0f} MB after (store: {arguments.store})")
+              f"{after / 1024:.0f} MB after (store: {arguments.store}); of it private (RssAnon): "
+              f"{before_anon / 1024:.0f} / {peak[1] / 1024:.0f} / {after_anon / 1024:.0f} MB")
         print(f"table ItemCount: {count:,}")
         return 0 if described["ImportStatus"] == "COMPLETED" and count == arguments.items else 1
     finally:

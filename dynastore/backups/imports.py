@@ -625,7 +625,13 @@ STEP_LISTENERS: list[Callable[[ImportRecord], None]] = []
 
 
 def import_step(database: Database, record: ImportRecord) -> ImportRecord:
-    record = _import_step(database, record)
+    try:
+        record = _import_step(database, record)
+    except BaseException:
+        # The open source has read past what the record says: the next step
+        # opens it again where the record is.
+        _drop_source(database, record.import_id)
+        raise
     for listener in STEP_LISTENERS:
         listener(record)
     return record
@@ -648,6 +654,7 @@ def _import_step(database: Database, record: ImportRecord) -> ImportRecord:
     record = replace(record, errors=list(record.errors), total_objects=len(source.objects),
                      total_bytes=source.total_bytes)
     rows: dict[tuple[bytes, bytes], Row] = {}
+    where: dict[tuple[bytes, bytes], str] = {}
     page_bytes = 0
     finished = False
     taken_here = 0
@@ -666,15 +673,17 @@ def _import_step(database: Database, record: ImportRecord) -> ImportRecord:
         if parsed.item is None:
             _note_error(record, f"s3://{source.bucket}/{key} line {parsed.line}: {parsed.error}")
             continue
+        location = f"s3://{source.bucket}/{key} line {parsed.line}"
         checked = _checked(schema, parsed.item)
         if isinstance(checked, str):
-            _note_error(record, f"s3://{source.bucket}/{key} line {parsed.line}: {checked}")
+            _note_error(record, f"{location}: {checked}")
             continue
         # The same key twice: the later item wins, as a second PutItem would
         # (and both count as imported).
         if rows.pop((checked.pk, checked.sk), None) is not None:
             replaced += 1
         rows[(checked.pk, checked.sk)] = checked
+        where[(checked.pk, checked.sk)] = location
         page_bytes += checked.size
     record.processed_bytes = source.processed_bytes()
     record.object_key, record.object_records = source.position_key, source.position_records
@@ -694,7 +703,7 @@ def _import_step(database: Database, record: ImportRecord) -> ImportRecord:
                              conflicts=write_path.RETRY_ALL, index_lag=False)
         except write_path.InvalidChange as refused:
             bad = page.pop(refused.position)
-            _note_error(record, f"an item cannot be written: {refused.error.message} ({_key_text(bad)})")
+            _note_error(record, f"{where[(bad.pk, bad.sk)]}: {refused.error.message}")
             continue
         break
     _SOURCES[(id(database), record.import_id)] = (source, record.processed_items)
@@ -706,10 +715,6 @@ def _import_step(database: Database, record: ImportRecord) -> ImportRecord:
 def _constant(decisions: list[Any]) -> Callable[[list[Row | None], frozenset[int]], list[Any]]:
     """A ``decide`` for rows written as they are (the rows they replace do not matter)."""
     return lambda _rows, _conflicted: decisions
-
-
-def _key_text(row: Row) -> str:
-    return f"key {row.pk!r} {row.sk!r}"
 
 
 def _complete(database: Database, record: ImportRecord, schema: TableSchema) -> ImportRecord:

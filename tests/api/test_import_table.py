@@ -304,7 +304,7 @@ def test_errors_in_the_data_are_counted_and_logged(client: Any, endpoint: str, b
     assert "Item size has exceeded the maximum allowed size" in samples[2]
 
 
-def test_gsi_created_and_filled(client: Any, bucket: Bucket, imported: list[str],
+def test_gsi_created_and_filled(client: Any, endpoint: str, bucket: Bucket, imported: list[str],
                                 unique_name: Callable[[str], str]) -> None:
     items = [{"pk": {"S": f"p{i}"}, "group": {"S": f"g{i % 3}"}, "rank": {"N": str(i)}} for i in range(30)]
     items.append({"pk": {"S": "nogroup"}})  # not in the index
@@ -321,6 +321,9 @@ def test_gsi_created_and_filled(client: Any, bucket: Bucket, imported: list[str]
     described = wait_import(client, start_import(client, bucket, table, imported, prefix="g/",
                                                  compression="GZIP", TableCreationParameters=parameters))
     assert (described["ImportedItemCount"], described["ErrorCount"]) == (32, 1)
+    with urllib.request.urlopen(f"{endpoint}/_dynastore/backups/imports", timeout=10) as answer:
+        job = next(job for job in json.loads(answer.read())["Imports"] if job["Table"] == table)
+    assert job["ErrorSamples"][0].startswith(f"s3://{bucket.name}/g/d.json.gz line 32: ")
     description = client.describe_table(TableName=table)["Table"]
     assert [index["IndexName"] for index in description["GlobalSecondaryIndexes"]] == ["by-group"]
     assert description["GlobalSecondaryIndexes"][0]["IndexStatus"] == "ACTIVE"
