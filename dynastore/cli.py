@@ -151,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     from dynastore.commands import export as export_command
 
     export_command.add_parser(commands)
+    from dynastore.commands.import_command import add_parser as add_import_parser
+
+    add_import_parser(commands)  # dynastore import DIR TABLE (docs/import.md)
     return parser
 
 
@@ -159,6 +162,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     if arguments.command == "serve":
         return serve(arguments)
+    if arguments.command == "import":
+        from dynastore.commands.import_command import run as run_import
+
+        return run_import(arguments)
     if arguments.command == "console":
         from dynastore.console import run_console
 
@@ -491,6 +498,7 @@ async def serve_until_signalled(
     loop.call_later(OPERATIONS_PRELOAD_DELAY_SECONDS, warm_up)
     # Background jobs, each a bounded step on this loop between requests (ADR 0000).
     from dynastore.backups.exports import ExportJobs
+    from dynastore.backups.imports import ImportJobs
     from dynastore.backups.jobs import BackupJobs
     from dynastore.namespaces import Namespaces
     from dynastore.streams_api.triggers import TriggerRunner
@@ -508,6 +516,7 @@ async def serve_until_signalled(
         jobs.append(BackfillWatch(namespace, loop).start())  # a shared store: take over a dead server's
         jobs.append(BackupJobs(namespace, loop).start())  # backups, restores, PITR logs (docs/backups.md)
         jobs.append(ExportJobs(namespace, loop).start())  # ExportTableToPointInTime (docs/export-import.md)
+        jobs.append(ImportJobs(namespace, loop).start())  # ImportTable's jobs (docs/import.md)
 
     namespaces = Namespaces.of(database)
     namespaces.open_stored()

@@ -178,3 +178,12 @@ EXPORT_PAGE_ROWS = 1000
 EXPORT_DATA_FILE_BYTES = 64 * 1024 * 1024
 """A data file is closed (and the next begun) once this many bytes of lines,
 before compression, went into it (dynastore's choice: DynamoDB's sizes vary)."""
+# ImportTable (dynastore/backups/imports.py, docs/import.md)
+IMPORT_PAGE_ITEMS = 1000  # records one background step of an import reads (and items it writes)
+IMPORT_PAGE_BYTES = 4 * 1024 * 1024  # a step stops early once its items reach this size (memory per step)
+IMPORT_IN_PROGRESS_MAX = 50  # DynamoDB's quota: imports in progress at a time per account and region
+IMPORT_CLIENT_TOKEN_SECONDS = 8 * 3600  # ImportTable's ClientToken: the idempotency window after the import ends
+IMPORT_CSV_HEADERS_MAX = 255  # InputFormatOptions.Csv.HeaderList: at most this many columns (API reference)
+IMPORT_LOGGED_ERRORS_MAX = 10_000  # errors in the data of one import written to the server log (then only counted)
+IMPORT_RECORDED_ERRORS_MAX = 20  # errors kept in the import's record (GET /_dynastore/backups/imports)
+LIST_IMPORTS_PAGE_SIZE_MAX = 25  # ListImports' PageSize: 1-25 (API reference); also its default

@@ -30,6 +30,7 @@ from dynastore import limits
 from dynastore.admin_time import ADMIN_TIME_PATHS, handle_admin_time
 from dynastore.backups.admin import ADMIN_JOBS_PATH, handle_admin_jobs
 from dynastore.backups.export_admin import ADMIN_EXPORT_JOBS_PATH, handle_admin_export_jobs
+from dynastore.backups.import_admin import ADMIN_IMPORTS_PATH, handle_admin_imports
 from dynastore.engine.namespaces import DEFAULT_ACCOUNT_ID, DEFAULT_REGION
 from dynastore.errors import (
     AccessDeniedException,
@@ -79,6 +80,7 @@ ADMIN_ROUTES: dict[bytes, AdminHandler] = {
     ADMIN_TRIGGERS_PATH.encode(): handle_admin_triggers,
     ADMIN_JOBS_PATH.encode(): handle_admin_jobs,
     ADMIN_EXPORT_JOBS_PATH.encode(): handle_admin_export_jobs,
+    ADMIN_IMPORTS_PATH.encode(): handle_admin_imports,
 }
 
 IDENTITY_PATH = b"/_dynastore/identity"
