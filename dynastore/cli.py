@@ -473,11 +473,13 @@ async def serve_until_signalled(
         )
     # The console (/console) is served beside the API and calls it in-process,
     # exactly as any client would (dynastore/console).
+    from dynastore.backups.buckets import buckets_for
     from dynastore.console import with_console
     from dynastore.protocol.app import Application
 
     server.application = with_console(
-        Application(database, verifier), region=database.region, require_signature=verifier is not None
+        Application(database, verifier), region=database.region, require_signature=verifier is not None,
+        files_location=buckets_for(database).describe(),
     )
     try:
         bound_host, bound_port = await server.start()

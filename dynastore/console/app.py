@@ -39,6 +39,11 @@ ADMIN_PROXY_ROUTES: dict[bytes, tuple[bytes, str]] = {
     b"/console/admin/metrics": (b"GET", "/_dynastore/metrics"),
     b"/console/admin/throughput": (b"POST", "/_dynastore/throughput"),
     b"/console/admin/identity": (b"GET", "/_dynastore/identity"),
+    # The Import / Export page's progress: exports in progress, every import
+    # with its errors, backups and restores being made (docs/admin.md).
+    b"/console/admin/exports/jobs": (b"GET", "/_dynastore/exports/jobs"),
+    b"/console/admin/backups/imports": (b"GET", "/_dynastore/backups/imports"),
+    b"/console/admin/backups/jobs": (b"GET", "/_dynastore/backups/jobs"),
 }
 """Console routes forwarded to a dynastore endpoint's admin routes."""
 STATIC_ROOT = Path(__file__).resolve().parent / "static"
@@ -55,6 +60,9 @@ SIGNATURE_HEADERS = (
 OPERATION_NAME = re.compile(rb"^[A-Z][A-Za-z]{2,63}$")
 MAX_PROXY_BODY_BYTES = limits.CONSOLE_PROXY_BODY_MAX_BYTES
 """A forwarded request body larger than DynamoDB's own 16 MB request limit is refused here."""
+FILE_IMPORT_MAX_BYTES = limits.CONSOLE_FILE_IMPORT_MAX_BYTES
+"""The largest file the Import / Export page imports from the browser (config.json
+tells the page); anything bigger goes through ImportTable from a bucket."""
 
 Reply = tuple[int, bytes, bytes, bytes]
 JSON = b"application/json"
@@ -118,6 +126,7 @@ class ConsoleApp:
         region: str | None = None,
         require_signature: bool = False,
         static_root: Path = STATIC_ROOT,
+        files_location: str | None = None,
     ) -> None:
         if forwarder is None:
             if isinstance(api, str):
@@ -131,6 +140,7 @@ class ConsoleApp:
         self.region = getattr(forwarder, "region", None) or region
         self.require_signature = require_signature
         self.static_root = static_root
+        self.files_location = files_location
         self._files = _static_files(static_root)
 
     def handles(self, url: bytes) -> bool:
@@ -228,10 +238,15 @@ class ConsoleApp:
     def _config(self) -> Reply:
         """What the page needs to know about its endpoint (for code snippets and the
         header); ``endpoint`` is null when the console is served by the database itself;
-        ``signin`` says the page must sign in and sign its requests."""
+        ``signin`` says the page must sign in and sign its requests; ``buckets`` says
+        where the server keeps export and import buckets (``folders under DIR`` or
+        ``S3 at URL``), null when the console does not know."""
         import json
 
-        config = {"endpoint": self.endpoint_url, "region": self.region, "signin": self.require_signature}
+        config = {
+            "endpoint": self.endpoint_url, "region": self.region, "signin": self.require_signature,
+            "buckets": self.files_location, "fileImportMaxBytes": FILE_IMPORT_MAX_BYTES,
+        }
         body = json.dumps(config).encode()
         return (200, JSON, body, SECURITY_HEADERS)
 
@@ -297,12 +312,16 @@ class _WithConsole:
 
 
 def with_console(
-    inner: RequestHandler, region: str | None = None, require_signature: bool = False
+    inner: RequestHandler, region: str | None = None, require_signature: bool = False,
+    files_location: str | None = None,
 ) -> RequestHandler:
     """``inner`` with the console mounted at /console, its proxy calling
     ``inner.handle`` in-process (one line for ``dynastore serve`` to add:
     ``server.application = with_console(server.application)``).
     ``require_signature``: the server verifies SigV4 (``--credentials``), so the
-    page signs in and its signed requests are passed on unchanged."""
-    console = ConsoleApp(inner.handle, region=region, require_signature=require_signature)
+    page signs in and its signed requests are passed on unchanged.
+    ``files_location``: where the server's buckets are (``Buckets.describe()``),
+    shown beside an export's files."""
+    console = ConsoleApp(inner.handle, region=region, require_signature=require_signature,
+                         files_location=files_location)
     return _WithConsole(inner, console)

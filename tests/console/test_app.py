@@ -105,7 +105,8 @@ def test_proxy_checks_method_and_operation_name(app: ConsoleApp) -> None:
 def test_config_names_the_endpoint(endpoint: str) -> None:
     remote = ConsoleApp(endpoint)
     body = json.loads(remote.handle(b"GET", b"/console/config.json", {}, b"")[2])
-    assert body == {"endpoint": endpoint, "region": "us-east-1", "signin": False}
+    assert body == {"endpoint": endpoint, "region": "us-east-1", "signin": False, "buckets": None,
+                    "fileImportMaxBytes": 4 * 1024 * 1024}
 
 
 def test_with_console_routes_console_paths_and_delegates_the_rest(embedded: Any) -> None:

@@ -14,6 +14,7 @@ const ddb = await load("ddb.js");
 const expr = await load("expr.js");
 const codegen = await load("codegen.js");
 const io = await load("views/io.js");
+const jobs = await load("jobs.js");
 const sigv4 = await load("sigv4.js");
 const session = await load("session.js");
 let count = 0;
@@ -124,6 +125,85 @@ if (io) {
     assert.throws(() => io.parseImport('{"Item": {"id": {"N": "x"}}}', "x.json"), /line 1/);
   });
 }
+// --- the Import / Export page's requests and progress (jobs.js) -------------------------------
+const ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/orders/export/01764748800000-a1b2c3d4";
+test("ExportTableToPointInTime request: full, with defaults trimmed", () => {
+  const request = jobs.exportRequest({ tableArn: "arn:t", bucket: " my-bucket ", prefix: "/exports/orders/", format: "ION" });
+  assert.deepEqual(request, { TableArn: "arn:t", S3Bucket: "my-bucket", S3Prefix: "exports/orders", ExportFormat: "ION", ExportType: "FULL_EXPORT" });
+  assert.equal(jobs.exportRequest({ tableArn: "a", bucket: "b1", exportTime: "2026-12-03T08:00:00Z" }).ExportTime, 1796284800);
+  assert.equal("S3Prefix" in jobs.exportRequest({ tableArn: "a", bucket: "b1", prefix: "  " }), false);
+  assert.throws(() => jobs.exportRequest({ tableArn: "a", bucket: "a/b" }), /bucket/);
+  assert.throws(() => jobs.exportRequest({ tableArn: "a", bucket: "b1", exportTime: "yesterday-ish" }), /Export time/);
+});
+test("ExportTableToPointInTime request: incremental", () => {
+  const request = jobs.exportRequest({ tableArn: "a", bucket: "b1", type: "INCREMENTAL_EXPORT", fromTime: "2026-12-03T07:00:00Z", toTime: "2026-12-03T08:00:00Z", viewType: "NEW_IMAGE" });
+  assert.deepEqual(request.IncrementalExportSpecification, { ExportFromTime: 1796281200, ExportToTime: 1796284800, ExportViewType: "NEW_IMAGE" });
+  assert.equal("ExportTime" in request, false);
+  assert.throws(() => jobs.exportRequest({ tableArn: "a", bucket: "b1", type: "INCREMENTAL_EXPORT" }), /export from/);
+});
+test("where an export's files are", () => {
+  const description = { ExportArn: ARN, S3Bucket: "dynastore-exports", S3Prefix: "exports/orders" };
+  assert.equal(jobs.exportId(ARN), "01764748800000-a1b2c3d4");
+  assert.equal(jobs.exportFolder(description), "exports/orders/AWSDynamoDB/01764748800000-a1b2c3d4/");
+  assert.deepEqual(jobs.filesLocation("folders under /srv/buckets/", description), {
+    s3: "s3://dynastore-exports/exports/orders/AWSDynamoDB/01764748800000-a1b2c3d4/",
+    path: "/srv/buckets/dynastore-exports/exports/orders/AWSDynamoDB/01764748800000-a1b2c3d4/" });
+  assert.equal(jobs.filesLocation("S3 at http://127.0.0.1:5000", description).path, null);
+  assert.equal(jobs.exportFolder({ ExportArn: ARN }), "AWSDynamoDB/01764748800000-a1b2c3d4/");
+  assert.equal(jobs.importPrefixOfExport(description), "exports/orders/AWSDynamoDB/01764748800000-a1b2c3d4/data/");
+});
+test("export progress: running from the jobs route, then COMPLETED or FAILED with the reason", () => {
+  const running = jobs.exportProgress({ ExportStatus: "IN_PROGRESS" }, { Items: 250, TotalItems: 1000, Bytes: 2048, TotalBytes: 8192 });
+  assert.equal(running.fraction, 0.25);
+  assert.equal(running.done, false);
+  assert.equal(running.text, "IN_PROGRESS: 250 of 1,000 items, 2.0 KB of 8.0 KB");
+  assert.equal(jobs.exportProgress({ ExportStatus: "IN_PROGRESS" }).text, "IN_PROGRESS: starting…");
+  const done = jobs.exportProgress({ ExportStatus: "COMPLETED", ItemCount: 1200, BilledSizeBytes: 300 });
+  assert.deepEqual([done.done, done.failed, done.fraction, done.text], [true, false, 1, "COMPLETED: 1,200 items, 300 B"]);
+  const failed = jobs.exportProgress({ ExportStatus: "FAILED", FailureCode: "S3NoSuchBucket", FailureMessage: "The specified bucket does not exist" });
+  assert.deepEqual([failed.done, failed.failed], [true, true]);
+  assert.equal(failed.text, "FAILED: S3NoSuchBucket: The specified bucket does not exist");
+});
+test("ImportTable request: keys, billing, CSV options", () => {
+  const request = jobs.importRequest({ bucket: "b1", prefix: "/in/data/", format: "CSV", compression: "ZSTD", delimiter: ";", header: "id, name ,",
+    tableName: "copy", hashName: "id", hashType: "N", rangeName: "at", rangeType: "S", billing: "PROVISIONED", readUnits: "3", writeUnits: 4 });
+  assert.deepEqual(request, {
+    S3BucketSource: { S3Bucket: "b1", S3KeyPrefix: "in/data/" }, InputFormat: "CSV", InputCompressionType: "ZSTD",
+    InputFormatOptions: { Csv: { Delimiter: ";", HeaderList: ["id", "name"] } },
+    TableCreationParameters: { TableName: "copy", BillingMode: "PROVISIONED",
+      KeySchema: [{ AttributeName: "id", KeyType: "HASH" }, { AttributeName: "at", KeyType: "RANGE" }],
+      AttributeDefinitions: [{ AttributeName: "id", AttributeType: "N" }, { AttributeName: "at", AttributeType: "S" }],
+      ProvisionedThroughput: { ReadCapacityUnits: 3, WriteCapacityUnits: 4 } } });
+  const plain = jobs.importRequest({ bucket: "b1", tableName: "copy", hashName: "pk", delimiter: ";" });
+  assert.equal("InputFormatOptions" in plain, false);  // CSV options only for CSV
+  assert.equal("ProvisionedThroughput" in plain.TableCreationParameters, false);
+  assert.throws(() => jobs.importRequest({ bucket: "b1", tableName: "x", hashName: "pk" }), /name of 3/);
+  assert.throws(() => jobs.importRequest({ bucket: "b1", tableName: "copy", hashName: "" }), /partition key/);
+  assert.throws(() => jobs.importRequest({ bucket: "b1", tableName: "copy", hashName: "a", rangeName: "a" }), /differ/);
+  assert.throws(() => jobs.importRequest({ bucket: "b1", tableName: "copy", hashName: "a", billing: "PROVISIONED", readUnits: 0 }), /Read capacity/);
+  assert.throws(() => jobs.importRequest({ bucket: "b1", tableName: "copy", hashName: "a", format: "CSV", delimiter: "::" }), /one character/);
+});
+test("import progress and its logged errors", () => {
+  const entry = { Items: 40, ImportedItems: 38, Errors: 2, Bytes: 512, TotalBytes: 1024, ErrorSamples: ["s3://b/k.csv line 3: no key"] };
+  const running = jobs.importProgress({ ImportStatus: "IN_PROGRESS" }, entry);
+  assert.equal(running.fraction, 0.5);
+  assert.equal(running.text, "IN_PROGRESS: 40 items read, 512 B of 1.0 KB, 2 errors");
+  const done = jobs.importProgress({ ImportStatus: "COMPLETED", ImportedItemCount: 38, ProcessedItemCount: 40, ErrorCount: 2 }, entry);
+  assert.equal(done.text, "COMPLETED: 38 items imported of 40 read, 2 errors");
+  assert.deepEqual(done.samples.map(jobs.errorLine), ["s3://b/k.csv line 3: no key"]);
+  const failed = jobs.importProgress({ ImportStatus: "FAILED", FailureCode: "S3NoSuchBucket", FailureMessage: "gone" });
+  assert.equal(failed.text, "FAILED: S3NoSuchBucket: gone");
+  assert.equal(jobs.errorLine({ Object: "a.csv", Line: 3, Message: "bad" }), "a.csv:3: bad");
+});
+test("PITR status, finished statuses, bounded file import, times", () => {
+  assert.equal(jobs.pitrStatus({ ContinuousBackupsDescription: { PointInTimeRecoveryDescription: { PointInTimeRecoveryStatus: "ENABLED" } } }), "ENABLED");
+  assert.equal(jobs.pitrStatus({ ContinuousBackupsDescription: { ContinuousBackupsStatus: "ENABLED" } }), "DISABLED");
+  assert.deepEqual(["IN_PROGRESS", "COMPLETED", "FAILED", "CREATING"].map(jobs.isFinished), [false, true, true, false]);
+  assert.equal(jobs.fileFits(4 * 1024 * 1024, 4 * 1024 * 1024), true);
+  assert.equal(jobs.fileFits(4 * 1024 * 1024 + 1, 4 * 1024 * 1024), false);
+  assert.equal(jobs.timeText(1796284800), "2026-12-03T08:00:00Z");
+  assert.equal(jobs.timeText(undefined), "");
+});
 // --- SigV4 -------------------------------------------------------------------------------
 test("the fallback SHA-256 and HMAC agree with node's", () => {
   const sizes = [0, 1, 3, 55, 56, 57, 63, 64, 65, 119, 120, 127, 128, 129, 1000, 4099];

@@ -7,7 +7,7 @@ import { attributeType, cellText, keySchemaOf, primaryKeyOf, typedValue, typeOf 
 import { COMPARISONS, ExpressionBuilder, KEY_OPERATORS, VALUE_TYPES, conditionExpression, keyConditionExpression, needsNoValue } from "../expr.js";
 import { go, itemHash, setPageKeys } from "../nav.js";
 import { clear, copyText, field, h, modal, select, spinner } from "../ui.js";
-import { exportAllPages, exportRows } from "./io.js";
+import { exportRows } from "./io.js";
 
 const PAGE_SIZES = ["25", "50", "100", "200", "500"];
 const states = new Map();
@@ -196,22 +196,22 @@ function drawResults(table, state, results, response, request, ms, run) {
       h("span", { class: "muted" }, `page ${state.page + 1}${response.LastEvaluatedKey ? "" : " (last)"}`),
       h("div", { class: "pager" },
         h("button", { class: "small", onclick: () => showCode(state.mode === "scan" ? "Scan" : "Query", request) }, "Copy as code"),
-        exportMenu(table, state, items, request),
+        exportMenu(table, items),
         previous, next)),
     items.length ? itemsTable(table, items, state.index, open)
       : h("div", { class: "card empty" }, response.LastEvaluatedKey ? "No items on this page matched the filter — try Next." : "No items."));
 }
 
-function exportMenu(table, state, items, request) {
-  const operation = state.mode === "scan" ? "Scan" : "Query";
+function exportMenu(table, items) {
   const actions = {
     "page-json": () => exportRows(table.TableName, items, "json"),
     "page-csv": () => exportRows(table.TableName, items, "csv"),
-    "all-json": () => exportAllPages(table, operation, request, "json"),
-    "all-csv": () => exportAllPages(table, operation, request, "csv"),
+    // The whole table is exported by the server (ExportTableToPointInTime) into a bucket,
+    // never gathered page by page in this tab: the Import / Export page starts it.
+    table: () => { location.hash = `#/t/${encodeURIComponent(table.TableName)}/io`; },
   };
   return select([["", "Export…"], ["page-json", "This page · DynamoDB JSON"], ["page-csv", "This page · CSV"],
-    ["all-json", "Every page · DynamoDB JSON"], ["all-csv", "Every page · CSV"]], "", {
+    ["table", "Whole table · export on the server…"]], "", {
     class: "small", id: "export-menu", "aria-label": "Export",
     onchange: (event) => { const action = actions[event.target.value]; event.target.value = ""; if (action) action(); },
   });
