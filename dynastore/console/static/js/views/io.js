@@ -269,7 +269,7 @@ function exportRow(description, config, importForm) {
     h("td", {}, `${description.ExportType === "INCREMENTAL_EXPORT" ? "incremental" : "full"} · ${description.ExportFormat || ""}`),
     h("td", { class: "num" }, status === "COMPLETED" ? formatCount(description.ItemCount) : "—"),
     h("td", { class: "num" }, status === "COMPLETED" ? formatBytes(description.BilledSizeBytes) : "—"),
-    h("td", { class: "mono small-text" }, s3, path ? h("div", { class: "muted" }, path) : null),
+    h("td", { class: "files", title: path || s3 }, s3, path ? h("div", { class: "muted" }, path) : null),
     h("td", {}, importIt));
 }
 

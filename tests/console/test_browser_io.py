@@ -1,0 +1,244 @@
+"""The Import / Export page in headless Chromium against a real ``dynastore serve
+--in-memory --buckets-dir DIR`` process: an export refused while PITR is off,
+PITR turned on from the page, the export followed to COMPLETED with its item
+count and its files on disk, those files imported into a new table and an item
+read back, a CSV import with a bad line showing its logged error, the bounded
+in-browser file import, and a backup made and restored from the page.
+
+Needs Playwright and Debian's chromium, like tests/console/test_browser.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.console.test_browser import Console, browser, make_console  # noqa: F401 (browser: a fixture)
+
+SERVE_COMMAND = [sys.executable, "-m", "dynastore"]
+LISTEN_LINE = re.compile(r"listening on (http://127\.0\.0\.1:\d+)")
+ITEMS = 1500
+JOB_TIMEOUT_MS = 30_000
+
+
+class BucketsServer:
+    """``dynastore serve --in-memory --buckets-dir DIR`` in a subprocess on a free port."""
+
+    def __init__(self, directory: Path) -> None:
+        self.buckets = directory / "buckets"
+        self.log = directory / "stderr.log"
+        with self.log.open("wb") as errors:
+            self.process = subprocess.Popen(
+                [*SERVE_COMMAND, "serve", "--in-memory", "--port", "0", "--buckets-dir", str(self.buckets)],
+                stdout=subprocess.PIPE, stderr=errors, cwd=directory,
+            )
+        self.endpoint = self._listen_url()
+        self.url = f"{self.endpoint}/console/"
+
+    def _listen_url(self) -> str:
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.process.stdout], [], [], 0.5)
+            if ready:
+                line = self.process.stdout.readline().decode()
+                if not line:
+                    break
+                match = LISTEN_LINE.search(line)
+                if match:
+                    return match.group(1)
+        self.stop()
+        raise AssertionError(f"dynastore serve did not start: {self.log.read_text()}")
+
+    def client(self) -> Any:
+        import boto3
+
+        return boto3.client("dynamodb", endpoint_url=self.endpoint, region_name="us-east-1",
+                            aws_access_key_id="x", aws_secret_access_key="x")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+def create_orders(client: Any, name: str, count: int) -> None:
+    client.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}, {"AttributeName": "SK", "AttributeType": "N"}],
+    )
+    for start in range(0, count, 25):
+        client.batch_write_item(RequestItems={name: [
+            {"PutRequest": {"Item": {
+                "PK": {"S": f"CUSTOMER#{n % 37}"}, "SK": {"N": str(n)}, "total": {"N": f"{n}.25"},
+                "tags": {"SS": ["a", f"t{n % 3}"]}, "note": {"S": "x" * (n % 50)},
+            }}} for n in range(start, min(count, start + 25))
+        ]})
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BucketsServer]:
+    server = BucketsServer(tmp_path_factory.mktemp("io"))
+    try:
+        create_orders(server.client(), "orders", ITEMS)
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture()
+def io_ui(browser: Any, served: BucketsServer, request: Any) -> Iterator[Console]:  # noqa: F811
+    yield from make_console(browser, served, request)
+
+
+def record_statuses(page: Any, element_id: str) -> None:
+    """Every text the status line ``element_id`` shows, in order, into window.__statuses."""
+    page.evaluate("""(id) => {
+      window.__statuses = window.__statuses || {};
+      const seen = window.__statuses[id] = [];
+      const target = document.getElementById(id);
+      new MutationObserver(() => seen.push(target.textContent)).observe(target, { childList: true, characterData: true, subtree: true });
+    }""", element_id)
+
+
+def statuses(page: Any, element_id: str) -> list[str]:
+    return list(page.evaluate("(id) => window.__statuses[id]", element_id))
+
+
+def test_export_needs_pitr_then_completes_and_imports_into_a_new_table(io_ui: Console, served: BucketsServer) -> None:
+    client = served.client()
+    page = io_ui.open("/t/orders/io")
+    page.locator("#pitr-status", has_text="PITR off").wait_for()
+    page.click("#export-start")  # DynamoDB refuses an export without PITR
+    page.locator("#export-progress-status", has_text="PointInTimeRecoveryUnavailableException").wait_for()
+    io_ui.shot("pitr-off")
+
+    page.click("#pitr-enable")
+    page.locator("#pitr-status", has_text="PITR on").wait_for()
+    pitr = client.describe_continuous_backups(TableName="orders")["ContinuousBackupsDescription"]
+    assert pitr["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"] == "ENABLED"
+    where = page.inner_text("#export-where")
+    assert f"s3://dynastore-exports/exports/orders/AWSDynamoDB/" in where and str(served.buckets) in where
+
+    record_statuses(page, "export-progress-status")
+    progress_reads: list[int] = []
+    page.on("response", lambda response: progress_reads.append(response.status)
+            if response.url.endswith("/console/admin/exports/jobs") else None)
+    page.click("#export-start")
+    page.locator("#export-progress-status", has_text=f"COMPLETED: {ITEMS:,} items").wait_for(timeout=JOB_TIMEOUT_MS)
+    shown = statuses(page, "export-progress-status")
+    assert shown[0].startswith("IN_PROGRESS"), shown  # progress is shown before the end
+    assert shown[-1].startswith("COMPLETED")
+    assert progress_reads and set(progress_reads) == {200}  # items and bytes come from the jobs route
+    io_ui.shot("export-completed")
+
+    exports = client.list_exports(TableArn=client.describe_table(TableName="orders")["Table"]["TableArn"])["ExportSummaries"]
+    assert len(exports) == 1
+    export_id = exports[0]["ExportArn"].split("/export/")[1]
+    row = page.locator(f"#exports-grid tr[data-export='{export_id}']")
+    row.locator("text=COMPLETED").wait_for()
+    cells = row.locator("td").all_inner_texts()
+    assert cells[4] == f"{ITEMS:,}"
+    folder = served.buckets / "dynastore-exports" / "exports" / "orders" / "AWSDynamoDB" / export_id
+    assert str(folder) in cells[6]
+    summary = json.loads((folder / "manifest-summary.json").read_text())
+    assert summary["itemCount"] == ITEMS
+
+    row.locator("button[data-import]").click()
+    assert page.input_value("#import-bucket") == "dynastore-exports"
+    assert page.input_value("#import-prefix") == f"exports/orders/AWSDynamoDB/{export_id}/data/"
+    assert page.input_value("#import-pk") == "PK" and page.input_value("#import-sk") == "SK"
+    assert page.input_value("#import-sk-type") == "N"
+    page.fill("#import-table", "orders-copy")
+    record_statuses(page, "import-s3-progress-status")
+    page.click("#import-s3-start")
+    page.locator("#import-s3-progress-status", has_text=f"COMPLETED: {ITEMS:,} items imported").wait_for(timeout=JOB_TIMEOUT_MS)
+    assert statuses(page, "import-s3-progress-status")[0].startswith("IN_PROGRESS")
+    page.locator("#sidebar a", has_text="orders-copy").wait_for()
+    io_ui.shot("import-completed")
+    key = {"PK": {"S": "CUSTOMER#5"}, "SK": {"N": "42"}}
+    original = client.get_item(TableName="orders", Key=key)["Item"]
+    assert client.get_item(TableName="orders-copy", Key=key)["Item"] == original
+    page.click("#import-s3-open")
+    page.wait_for_url("**/t/orders-copy/items")
+
+
+def test_a_csv_import_shows_its_logged_errors(io_ui: Console, served: BucketsServer) -> None:
+    rows = served.buckets / "incoming" / "people"
+    rows.mkdir(parents=True)
+    (rows / "part-1.csv").write_text("id;name\n1;Ada\n;no key here\n2;Grace\n")
+    page = io_ui.open("/t/orders/io")
+    page.fill("#import-bucket", "incoming")
+    page.fill("#import-prefix", "people/")
+    page.select_option("#import-format", "CSV")
+    page.select_option("#import-compression", "NONE")
+    page.fill("#import-delimiter", ";")
+    page.fill("#import-table", "people")
+    page.fill("#import-pk", "id")
+    page.fill("#import-sk", "")
+    page.click("#import-s3-start")
+    page.locator("#import-s3-progress-status", has_text="COMPLETED: 2 items imported of 3 read, 1 error").wait_for(timeout=JOB_TIMEOUT_MS)
+    assert "part-1.csv" in page.inner_text("#import-s3-error-lines")
+    io_ui.shot("import-errors")
+    assert served.client().get_item(TableName="people", Key={"id": {"S": "2"}})["Item"] == {"id": {"S": "2"}, "name": {"S": "Grace"}}
+
+
+def test_an_import_from_a_missing_bucket_fails_with_the_reason(io_ui: Console) -> None:
+    page = io_ui.open("/t/orders/io")
+    page.fill("#import-bucket", "no-such-bucket")
+    page.fill("#import-table", "never-made")
+    page.click("#import-s3-start")
+    page.locator("#import-s3-progress-status", has_text="FAILED").wait_for(timeout=JOB_TIMEOUT_MS)
+    assert "NoSuchBucket" in page.inner_text("#import-s3-progress-status")
+
+
+def test_the_in_browser_file_import_is_bounded(io_ui: Console, served: BucketsServer, tmp_path: Path) -> None:
+    big = tmp_path / "big.json"
+    line = json.dumps({"Item": {"PK": {"S": "BIG"}, "SK": {"N": "1"}, "pad": {"S": "p" * 1000}}}) + "\n"
+    big.write_text(line * (5 * 1024))  # 5 MB: over the 4 MB bound
+    page = io_ui.open("/t/orders/io")
+    page.set_input_files("#import-file", str(big))
+    page.click("#import-start")
+    page.locator("#import-report", has_text="Nothing was imported: big.json is").wait_for()
+    assert "up to 4.0 MB" in page.inner_text("#import-report")
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps({"Item": {"PK": {"S": "SMALL"}, "SK": {"N": "1"}}}) + "\n")
+    page.set_input_files("#import-file", str(small))
+    page.click("#import-start")
+    page.locator("#import-summary", has_text="1 written, 0 failed").wait_for()
+    assert served.client().get_item(TableName="orders", Key={"PK": {"S": "SMALL"}, "SK": {"N": "1"}})["Item"]
+
+
+def test_a_backup_is_made_and_restored_from_the_page(io_ui: Console, served: BucketsServer) -> None:
+    client = served.client()
+    page = io_ui.open("/t/orders/io")
+    page.fill("#backup-name", "before-migration")
+    page.click("#backup-create")
+    page.locator("#backups-grid tr[data-backup='before-migration']", has_text="AVAILABLE").wait_for(timeout=JOB_TIMEOUT_MS)
+    page.fill("#restore-name", "orders-restored")
+    page.click("#backups-grid button[data-restore='before-migration']")
+    page.locator("#sidebar a", has_text="orders-restored").wait_for()
+    deadline = time.monotonic() + 30
+    while client.describe_table(TableName="orders-restored")["Table"]["TableStatus"] != "ACTIVE":
+        assert time.monotonic() < deadline, "the restore did not finish"
+        time.sleep(0.2)
+    key = {"PK": {"S": "CUSTOMER#1"}, "SK": {"N": "1"}}
+    assert client.get_item(TableName="orders-restored", Key=key)["Item"] == client.get_item(TableName="orders", Key=key)["Item"]
+    io_ui.shot("backups")
+    io_ui.assert_fits()
