@@ -134,7 +134,7 @@ def test_export_needs_pitr_then_completes_and_imports_into_a_new_table(io_ui: Co
     pitr = client.describe_continuous_backups(TableName="orders")["ContinuousBackupsDescription"]
     assert pitr["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"] == "ENABLED"
     where = page.inner_text("#export-where")
-    assert f"s3://dynastore-exports/exports/orders/AWSDynamoDB/" in where and str(served.buckets) in where
+    assert "s3://dynastore-exports/exports/orders/AWSDynamoDB/" in where and str(served.buckets) in where
 
     record_statuses(page, "export-progress-status")
     progress_reads: list[int] = []
