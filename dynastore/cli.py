@@ -479,7 +479,7 @@ async def serve_until_signalled(
 
     server.application = with_console(
         Application(database, verifier), region=database.region, require_signature=verifier is not None,
-        files_location=buckets_for(database).describe(),
+        buckets=buckets_for(database),
     )
     try:
         bound_host, bound_port = await server.start()

@@ -153,6 +153,7 @@ CONTRIBUTOR_INSIGHTS_MAX_RESULTS = 100  # ops/list_contributor_insights.py
 CONSOLE_PROXY_BODY_MAX_BYTES = 16 * 1024 * 1024  # console/app.py
 CONSOLE_REMOTE_TIMEOUT_SECONDS = 60.0  # console/proxy.py
 CONSOLE_FILE_IMPORT_MAX_BYTES = 4 * 1024 * 1024  # console/app.py: a file imported from the browser
+CONSOLE_EXPORT_DOWNLOAD_MAX_BYTES = 16 * 1024 * 1024  # console/exports_download.py: one export file downloaded
 SIGV4_SIGNING_KEY_CACHE_ENTRIES = 1024  # protocol/sigv4.py: derived signing keys kept (key, day, region, service)
 SIGV4_CLOCK_SKEW_SECONDS = 15 * 60  # protocol/sigv4.py: a signature's date may be this far from the wall clock
 SIGV4_PRESIGNED_EXPIRES_MAX_SECONDS = 7 * 24 * 3600  # protocol/sigv4.py: the largest X-Amz-Expires

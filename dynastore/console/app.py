@@ -27,7 +27,7 @@ import mimetypes
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 from urllib.parse import urlsplit
 
 from dynastore import limits
@@ -35,6 +35,9 @@ from dynastore.console.proxy import Forwarder, HttpForwarder, InProcessForwarder
 
 CONSOLE_PATH = b"/console"
 API_PREFIX = b"/console/api/"
+EXPORT_FILES_PATH = b"/console/exports/files"
+EXPORT_FILE_PATH = b"/console/exports/file"
+"""A finished export's file list and one of its files (dynastore/console/exports_download.py)."""
 ADMIN_PROXY_ROUTES: dict[bytes, tuple[bytes, str]] = {
     b"/console/admin/metrics": (b"GET", "/_dynastore/metrics"),
     b"/console/admin/throughput": (b"POST", "/_dynastore/throughput"),
@@ -127,6 +130,7 @@ class ConsoleApp:
         require_signature: bool = False,
         static_root: Path = STATIC_ROOT,
         files_location: str | None = None,
+        buckets: Any | None = None,
     ) -> None:
         if forwarder is None:
             if isinstance(api, str):
@@ -140,7 +144,10 @@ class ConsoleApp:
         self.region = getattr(forwarder, "region", None) or region
         self.require_signature = require_signature
         self.static_root = static_root
-        self.files_location = files_location
+        self.buckets = buckets
+        """The server's buckets (dynastore.backups.buckets.Buckets) when the console is
+        mounted by ``dynastore serve``: a finished export's files can then be downloaded."""
+        self.files_location = files_location or (buckets.describe() if buckets is not None else None)
         self._files = _static_files(static_root)
 
     def handles(self, url: bytes) -> bool:
@@ -158,6 +165,8 @@ class ConsoleApp:
                 return self._proxy(path[len(API_PREFIX):], headers, body)
             if path in ADMIN_PROXY_ROUTES:
                 return self._admin(method, path, headers, body)
+            if path in (EXPORT_FILES_PATH, EXPORT_FILE_PATH):
+                return self._export_download(method, url, headers, body)
             if method not in (b"GET", b"HEAD"):
                 return _error(405, "MethodNotAllowed", "static files take GET")
             return self._static(path, method == b"HEAD")
@@ -222,6 +231,51 @@ class ConsoleApp:
         else:
             status, reply = admin(method.decode(), target, body, region)
         return (status, JSON, reply, SECURITY_HEADERS)
+
+    def _export_download(self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes) -> Reply:
+        """A finished export's files: the page's DescribeExport call, forwarded as any
+        call is, authorizes the download and names the files (exports_download.py)."""
+        from urllib.parse import parse_qs
+
+        from dynastore.console.exports_download import handle_export_download
+
+        if method != b"POST":
+            return _error(405, "MethodNotAllowed", "this route takes POST (a DescribeExport body)")
+        refusal = _refuse_cross_site(headers)
+        if refusal is not None:
+            return refusal
+        if len(body) > MAX_PROXY_BODY_BYTES:
+            return _error(413, "RequestEntityTooLarge", "request body too large")
+        path, _, query = url.partition(b"?")
+        key: str | None = None
+        if path == EXPORT_FILE_PATH:
+            keys = parse_qs(query.decode("utf-8", "replace")).get("key") or []
+            if len(keys) != 1:
+                return _error(400, "com.dynastore.console#BadKey", "name one file: ?key=<object key>")
+            key = keys[0]
+        describe: Callable[[bytes], tuple[int, bytes]]
+        if self.require_signature:
+            if headers.get(b"x-amz-target") != TARGET_PREFIX + b"DescribeExport":
+                return _error(400, "com.dynastore.console#BadOperation",
+                              "a download is authorized by a signed DescribeExport call")
+            signed = getattr(self.forward, "signed", None)
+            if signed is None:
+                return _error(501, "com.dynastore.console#NotAvailable",
+                              "this forwarder cannot pass signed requests on")
+            passed = _signature_headers(headers, b"x-amz-target")
+
+            def describe(payload: bytes) -> tuple[int, bytes]:
+                return cast(tuple[int, bytes], signed(b"POST", b"/", passed, payload))
+        else:
+            region, refusal = _region_of(headers)
+            if refusal is not None:
+                return refusal
+
+            def describe(payload: bytes) -> tuple[int, bytes]:
+                if region is None:
+                    return self.forward("DescribeExport", payload)
+                return cast(RegionalForwarder, self.forward)("DescribeExport", payload, region)
+        return handle_export_download(self.buckets, describe, body or b"{}", key)
 
     # --- static files -------------------------------------------------------------
     def _static(self, path: bytes, head_only: bool) -> Reply:
@@ -313,7 +367,7 @@ class _WithConsole:
 
 def with_console(
     inner: RequestHandler, region: str | None = None, require_signature: bool = False,
-    files_location: str | None = None,
+    files_location: str | None = None, buckets: Any | None = None,
 ) -> RequestHandler:
     """``inner`` with the console mounted at /console, its proxy calling
     ``inner.handle`` in-process (one line for ``dynastore serve`` to add:
@@ -321,7 +375,8 @@ def with_console(
     ``require_signature``: the server verifies SigV4 (``--credentials``), so the
     page signs in and its signed requests are passed on unchanged.
     ``files_location``: where the server's buckets are (``Buckets.describe()``),
-    shown beside an export's files."""
+    shown beside an export's files; ``buckets``: the server's buckets themselves
+    (``buckets_for(database)``), so a finished export's files can be downloaded."""
     console = ConsoleApp(inner.handle, region=region, require_signature=require_signature,
-                         files_location=files_location)
+                         files_location=files_location, buckets=buckets)
     return _WithConsole(inner, console)

@@ -10,6 +10,7 @@ Needs Playwright and Debian's chromium, like tests/console/test_browser.py.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import select
@@ -160,6 +161,14 @@ def test_export_needs_pitr_then_completes_and_imports_into_a_new_table(io_ui: Co
     summary = json.loads((folder / "manifest-summary.json").read_text())
     assert summary["itemCount"] == ITEMS
 
+    row.locator("button[data-files]").click()  # the export's files, one download at a time
+    data_file = page.locator("#export-files tr", has_text=".json.gz").first
+    with page.expect_download() as download:
+        data_file.locator("button", has_text="Download").click()
+    lines = gzip.decompress(Path(download.value.path()).read_bytes()).decode().splitlines()
+    assert len(lines) == ITEMS and json.loads(lines[0])["Item"]["PK"]["S"].startswith("CUSTOMER#")
+    page.click(".modal button[data-action='Close']")
+
     row.locator("button[data-import]").click()
     assert page.input_value("#import-bucket") == "dynastore-exports"
     assert page.input_value("#import-prefix") == f"exports/orders/AWSDynamoDB/{export_id}/data/"
@@ -233,7 +242,7 @@ def test_a_backup_is_made_and_restored_from_the_page(io_ui: Console, served: Buc
     page.locator("#backups-grid tr[data-backup='before-migration']", has_text="AVAILABLE").wait_for(timeout=JOB_TIMEOUT_MS)
     page.fill("#restore-name", "orders-restored")
     page.click("#backups-grid button[data-restore='before-migration']")
-    page.locator("#sidebar a", has_text="orders-restored").wait_for()
+    page.locator("#toasts", has_text="Restoring into orders-restored").wait_for()
     deadline = time.monotonic() + 30
     while client.describe_table(TableName="orders-restored")["Table"]["TableStatus"] != "ACTIVE":
         assert time.monotonic() < deadline, "the restore did not finish"

@@ -93,3 +93,82 @@ class _Handler:
 
     def handle(self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes) -> Any:
         return self.embedded.handle_locked(method, url, headers, body)
+
+
+# --- a finished export's files (dynastore/console/exports_download.py) ------------------------------
+def _finished_export(embedded: Any, tmp_path: Any, table: str) -> tuple[ConsoleApp, dict[str, Any]]:
+    from dynastore.backups import buckets
+
+    local = buckets.LocalBuckets(tmp_path / "buckets")
+    buckets.configure(embedded.database.storage, local)
+    client = embedded.client()
+    client.create_table(TableName=table, BillingMode="PAY_PER_REQUEST",
+                        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}])
+    for number in range(30):
+        client.put_item(TableName=table, Item={"id": {"S": f"i{number}"}})
+    client.update_continuous_backups(TableName=table,
+                                     PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})
+    arn = client.describe_table(TableName=table)["Table"]["TableArn"]
+    started = client.export_table_to_point_in_time(TableArn=arn, S3Bucket="out", S3Prefix="p")["ExportDescription"]
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        description = client.describe_export(ExportArn=started["ExportArn"])["ExportDescription"]
+        if description["ExportStatus"] != "IN_PROGRESS":
+            break
+        time.sleep(0.1)
+    assert description["ExportStatus"] == "COMPLETED"
+    return ConsoleApp(embedded.handle_locked, buckets=local), description
+
+
+def post_download(app: ConsoleApp, url: bytes, arn: str, **extra: bytes) -> tuple[int, bytes, bytes, bytes]:
+    headers = {**API_HEADERS, **{name.encode(): value for name, value in extra.items()}}
+    return app.handle(b"POST", url, headers, json.dumps({"ExportArn": arn}).encode())
+
+
+def test_a_finished_exports_files_are_listed_and_downloaded(embedded: Any, tmp_path: Any) -> None:
+    import gzip
+
+    app, description = _finished_export(embedded, tmp_path, "io-download")
+    status, _, reply, _ = post_download(app, b"/console/exports/files", description["ExportArn"])
+    files = json.loads(reply)["Files"]
+    assert status == 200
+    names = [entry["Name"] for entry in files]
+    assert names[:2] == ["manifest-summary.json", "manifest-files.json"] and len(names) >= 3
+    data = next(entry for entry in files if entry["Name"].endswith(".json.gz"))
+    url = b"/console/exports/file?key=" + data["Key"].encode()
+    status, content_type, content, headers = post_download(app, url, description["ExportArn"])
+    assert status == 200 and content_type == b"application/octet-stream"
+    assert b"Content-Disposition: attachment" in headers and len(content) == data["Size"]
+    lines = gzip.decompress(content).decode().splitlines()
+    assert sum(1 for entry in files if entry["Name"].endswith(".json.gz")) == 1 and len(lines) == 30
+    status, _, content, _ = post_download(app, b"/console/exports/file?key=" + files[0]["Key"].encode(),
+                                          description["ExportArn"])
+    assert status == 200 and json.loads(content)["itemCount"] == 30
+
+
+@pytest.mark.parametrize("key", [
+    "../../etc/passwd", "p/AWSDynamoDB/../../secret.txt", "secret.txt", "/etc/passwd", "p/AWSDynamoDB/x/_started",
+])
+def test_only_the_files_an_exports_manifests_name_can_be_downloaded(embedded: Any, tmp_path: Any, key: str) -> None:
+    from urllib.parse import quote
+
+    app, description = _finished_export(embedded, tmp_path, f"io-traversal-{abs(hash(key)) % 10000}")
+    (tmp_path / "buckets" / "out" / "secret.txt").write_text("not for download")
+    status, _, reply, _ = post_download(app, b"/console/exports/file?key=" + quote(key).encode(),
+                                        description["ExportArn"])
+    assert status == 404 and json.loads(reply)["__type"].endswith("NoSuchFile")
+
+
+def test_a_download_needs_a_describable_export_and_the_servers_buckets(embedded: Any, tmp_path: Any) -> None:
+    app, description = _finished_export(embedded, tmp_path, "io-refusals")
+    unknown = description["ExportArn"].rsplit("/", 1)[0] + "/01700000000000-deadbeef"
+    status, _, reply, _ = post_download(app, b"/console/exports/files", unknown)
+    assert status == 400 and json.loads(reply)["__type"].endswith("ExportNotFoundException")
+    status, _, reply, _ = app.handle(b"POST", b"/console/exports/files", {b"host": b"127.0.0.1:8000"},
+                                     json.dumps({"ExportArn": description["ExportArn"]}).encode())
+    assert status == 403  # the console header is required, as for every proxied call
+    assert app.handle(b"GET", b"/console/exports/files", API_HEADERS, b"")[0] == 405
+    without = ConsoleApp(embedded.handle_locked)
+    status, _, reply, _ = post_download(without, b"/console/exports/files", description["ExportArn"])
+    assert status == 404 and json.loads(reply)["__type"].endswith("NotAvailable")

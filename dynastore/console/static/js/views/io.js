@@ -6,7 +6,7 @@
 // written into the open table with BatchWriteItem, checked whole before the first write.
 // The format helpers below also serve the Items page's "export this page" (one page).
 
-import { admin, call, consoleConfig, describeTable } from "../api.js";
+import { ApiError, admin, call, consoleConfig, describeTable, send } from "../api.js";
 import { checkWireMap, parseLossless, typeOf, typedValue } from "../ddb.js";
 import {
   COMPRESSIONS, DEFAULT_EXPORT_BUCKET, EXPORT_FORMATS, IMPORT_FORMATS, KEY_TYPES, POLL_MS,
@@ -14,7 +14,7 @@ import {
   importPrefixOfExport, importProgress, importRequest, isFinished, pitrStatus, timeText,
 } from "../jobs.js";
 import { refreshSidebar } from "../nav.js";
-import { clear, download, field, formatBytes, formatCount, h, select, toast } from "../ui.js";
+import { clear, download, field, formatBytes, formatCount, h, modal, select, toast } from "../ui.js";
 
 const BATCH_SIZE = 25;
 const MAX_ATTEMPTS = 8;
@@ -262,6 +262,9 @@ function exportRow(description, config, importForm) {
   const importIt = status === "COMPLETED"
     ? h("button", { class: "small", "data-import": exportId(description.ExportArn), onclick: () => importForm.fromExport(description) }, "Import into a new table…")
     : null;
+  const files = status === "COMPLETED" && config.buckets
+    ? h("button", { class: "small", "data-files": exportId(description.ExportArn), onclick: () => showExportFiles(description) }, "Download…")
+    : null;
   return h("tr", { "data-export": exportId(description.ExportArn) },
     h("td", { class: "mono" }, exportId(description.ExportArn)),
     h("td", {}, pill, reason),
@@ -270,7 +273,44 @@ function exportRow(description, config, importForm) {
     h("td", { class: "num" }, status === "COMPLETED" ? formatCount(description.ItemCount) : "—"),
     h("td", { class: "num" }, status === "COMPLETED" ? formatBytes(description.BilledSizeBytes) : "—"),
     h("td", { class: "files", title: path || s3 }, s3, path ? h("div", { class: "muted" }, path) : null),
-    h("td", {}, importIt));
+    h("td", {}, h("div", { class: "btn-row" }, files, importIt)));
+}
+
+// A finished export's files, one download at a time: the console of `dynastore serve` reads
+// them from the server's buckets once the server answered this page's DescribeExport.
+const DESCRIBE_EXPORT = "DynamoDB_20120810.DescribeExport";
+
+async function exportFileAnswer(path, description) {
+  const response = await send(path, { body: JSON.stringify({ ExportArn: description.ExportArn }), target: DESCRIBE_EXPORT, signedPath: "/" });
+  if (response.ok) return response;
+  let data = {};
+  try { data = await response.json(); } catch { data = {}; }
+  throw new ApiError(data.__type || `HTTP ${response.status}`, data.message || data.Message || response.statusText, response.status, data);
+}
+
+async function showExportFiles(description) {
+  const list = h("div", { class: "stack", id: "export-files" }, "Reading the export's manifests…");
+  modal({ title: `Files of export ${exportId(description.ExportArn)}`, wide: true, body: list, actions: [["Close", null, "primary"]] });
+  let files;
+  try { files = (await (await exportFileAnswer("/console/exports/files", description)).json()).Files || []; } catch (error) {
+    clear(list, h("p", { class: "error-text" }, `${error.code}: ${error.message}`)); return;
+  }
+  clear(list, h("table", { class: "grid" }, h("tbody", {}, files.map((file) => h("tr", { "data-file": file.Name },
+    h("td", { class: "files" }, file.Key), h("td", { class: "num" }, formatBytes(file.Size)),
+    h("td", {}, h("button", { class: "small", onclick: (event) => downloadExportFile(description, file, event.target) }, "Download")))))));
+}
+
+async function downloadExportFile(description, file, button) {
+  button.disabled = true;
+  try {
+    const answer = await exportFileAnswer(`/console/exports/file?key=${encodeURIComponent(file.Key)}`, description);
+    const url = URL.createObjectURL(await answer.blob());  // one file (the server caps its size), never the export
+    const link = h("a", { href: url, download: file.Name });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  } catch (error) { toast(`${error.code}: ${error.message}`, "error"); } finally { button.disabled = false; }
 }
 
 // --- import from a bucket -----------------------------------------------------------------------
@@ -467,7 +507,7 @@ function backupsCard(table) {
       if (!answer.ok) { clear(jobs); return; }
       const mine = (answer.data.Jobs || []).filter((job) => job.Table === table.TableName || job.Kind === "restore");
       clear(jobs, mine.map((job) => h("div", {}, `${job.Kind} ${job.Id || ""}: ${job.Status} · ${formatCount(job.Items)}${job.TotalItems ? ` of ${formatCount(job.TotalItems)}` : ""} items`)));
-      if (!mine.some((job) => !isFinished(job.Status) && job.Status !== "FAILED")) { refresh(); return; }
+      if (!mine.some((job) => !isFinished(job.Status) && job.Status !== "FAILED")) { refresh(); refreshSidebar(); return; }
       await sleep(POLL_MS);
     }
   };
