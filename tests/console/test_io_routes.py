@@ -172,3 +172,46 @@ def test_a_download_needs_a_describable_export_and_the_servers_buckets(embedded:
     without = ConsoleApp(embedded.handle_locked)
     status, _, reply, _ = post_download(without, b"/console/exports/files", description["ExportArn"])
     assert status == 404 and json.loads(reply)["__type"].endswith("NotAvailable")
+
+
+def test_a_signed_download_is_authorized_by_the_pages_own_signed_describe_export(embedded: Any, tmp_path: Any) -> None:
+    """Sign-in mode: the page signs a DescribeExport for ``/``; the console passes that
+    signature on unchanged (no cookie, no Origin) and reads the files only after a 200."""
+    from dynastore.backups import buckets
+
+    _, description = _finished_export(embedded, tmp_path, "io-signed")
+    local = buckets.buckets_for(embedded.database)
+    seen: list[tuple[bytes, bytes, dict[bytes, bytes]]] = []
+
+    class Signed:
+        region = "us-east-1"
+
+        def __call__(self, operation: str, body: bytes, region: str | None = None) -> tuple[int, bytes]:
+            raise AssertionError("a signed download must not make a call of its own")
+
+        def signed(self, method: bytes, path: bytes, headers: dict[bytes, bytes], body: bytes) -> tuple[int, bytes]:
+            seen.append((method, path, headers))
+            status, _, reply, _ = embedded.handle_locked(method, path, {
+                **headers, b"authorization": b"AWS4-HMAC-SHA256 Credential=x/20260101/us-east-1/dynamodb/aws4_request, "
+                                             b"SignedHeaders=host, Signature=0"}, body)
+            return status, reply
+
+    app = ConsoleApp(forwarder=Signed(), require_signature=True, buckets=local)
+    signature = {b"authorization": b"AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, "
+                                   b"SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=abc",
+                 b"x-amz-date": b"20260101T000000Z", b"cookie": b"c=1",
+                 b"content-type": b"application/x-amz-json-1.0"}
+    status, _, reply, _ = post_download(app, b"/console/exports/files", description["ExportArn"],
+                                        **{"x-amz-target": b"DynamoDB_20120810.ListTables"}, **_named(signature))
+    assert status == 400 and not seen  # the signed call must be the DescribeExport
+    status, _, reply, _ = post_download(app, b"/console/exports/files", description["ExportArn"],
+                                        **{"x-amz-target": b"DynamoDB_20120810.DescribeExport"}, **_named(signature))
+    assert status == 200 and json.loads(reply)["Files"]
+    method, path, headers = seen[0]
+    assert (method, path) == (b"POST", b"/")
+    assert headers[b"x-amz-target"] == b"DynamoDB_20120810.DescribeExport"
+    assert b"cookie" not in headers and b"x-dynastore-console" not in headers
+
+
+def _named(headers: dict[bytes, bytes]) -> dict[str, bytes]:
+    return {name.decode(): value for name, value in headers.items()}
