@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 import select
 import subprocess
@@ -35,13 +36,15 @@ JOB_TIMEOUT_MS = 30_000
 class BucketsServer:
     """``dynastore serve --in-memory --buckets-dir DIR`` in a subprocess on a free port."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *where: str, environment: dict[str, str] | None = None) -> None:
         self.buckets = directory / "buckets"
         self.log = directory / "stderr.log"
+        arguments = list(where) or ["--buckets-dir", str(self.buckets)]
         with self.log.open("wb") as errors:
             self.process = subprocess.Popen(
-                [*SERVE_COMMAND, "serve", "--in-memory", "--port", "0", "--buckets-dir", str(self.buckets)],
+                [*SERVE_COMMAND, "serve", "--in-memory", "--port", "0", *arguments],
                 stdout=subprocess.PIPE, stderr=errors, cwd=directory,
+                env=None if environment is None else {**os.environ, **environment},
             )
         self.endpoint = self._listen_url()
         self.url = f"{self.endpoint}/console/"
@@ -258,3 +261,50 @@ def test_a_backup_is_made_and_restored_from_the_page(io_ui: Console, served: Buc
     assert client.get_item(TableName="orders-restored", Key=key)["Item"] == client.get_item(TableName="orders", Key=key)["Item"]
     io_ui.shot("backups")
     io_ui.assert_fits()
+
+
+# --- an S3-compatible store (moto's server): an export into a missing bucket FAILS -------------------
+S3_ENVIRONMENT = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+@pytest.fixture(scope="module")
+def on_s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BucketsServer]:
+    from tests.api.conftest import free_port, stop_server, wait_for_port
+
+    executable = Path(sys.executable).with_name("moto_server")
+    if not executable.exists():
+        pytest.skip("moto[server] is not installed")
+    port = free_port()
+    moto = subprocess.Popen([str(executable), "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, moto)
+        server = BucketsServer(tmp_path_factory.mktemp("s3"), "--s3-endpoint", f"http://127.0.0.1:{port}",
+                               environment=S3_ENVIRONMENT)
+        try:
+            client = server.client()
+            create_orders(client, "orders", 30)
+            client.update_continuous_backups(TableName="orders",
+                                             PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})
+            yield server
+        finally:
+            server.stop()
+    finally:
+        stop_server(moto)
+
+
+def test_an_export_into_a_missing_bucket_fails_with_the_reason(browser: Any, on_s3: BucketsServer, request: Any) -> None:  # noqa: F811
+    for ui in make_console(browser, on_s3, request):
+        page = ui.open("/t/orders/io")
+        page.locator("#pitr-status", has_text="PITR on").wait_for()
+        page.fill("#export-bucket", "no-such-bucket")
+        where = page.inner_text("#export-where")
+        assert "s3://no-such-bucket/exports/orders/AWSDynamoDB/" in where and "S3 at http://127.0.0.1:" in where
+        assert "on the server" not in where  # no folder: the files would go to the S3 store
+        page.click("#export-start")
+        page.locator("#export-progress-status", has_text="FAILED: S3NoSuchBucket").wait_for(timeout=JOB_TIMEOUT_MS)
+        assert "error-text" in (page.get_attribute("#export-progress-status", "class") or "")
+        row = page.locator("#exports-grid tbody tr").first
+        row.locator("text=FAILED").wait_for()
+        assert "S3NoSuchBucket" in row.inner_text()
+        assert row.locator("button[data-import], button[data-files]").count() == 0
+        ui.shot("export-failed")
