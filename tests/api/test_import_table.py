@@ -538,6 +538,29 @@ def test_missing_bucket_and_no_objects_fail(client: Any, bucket: Bucket, importe
     assert empty["FailureCode"] == "NoSuchKey"
 
 
+def test_the_table_is_invisible_until_complete(client: Any, transport: str, bucket: Bucket,
+                                              imported: list[str], unique_name: Callable[[str], str]) -> None:
+    """While an import runs, its table is not found (DynamoDB shows it
+    CREATING: docs/compatibility.md), a second import into it is refused, and
+    a table of its name created meanwhile makes the import FAILED."""
+    if transport == "embedded":
+        pytest.skip("the embedded database runs an import to its end before ImportTable answers")
+    bucket.put("big/d.json.gz", gzip.compress(json_lines(
+        [{"pk": {"S": f"k{i:06d}"}, "v": {"S": "x" * 100}} for i in range(40_000)])))
+    table = unique_name("imp")
+    arn = start_import(client, bucket, table, imported, prefix="big/", compression="GZIP")
+    with pytest.raises(client.exceptions.ResourceNotFoundException):
+        client.describe_table(TableName=table)
+    assert table not in client.list_tables()["TableNames"]
+    with pytest.raises(client.exceptions.ResourceInUseException):
+        start_import(client, bucket, table, imported, prefix="big/", compression="GZIP")
+    client.create_table(**creation(table))
+    described = wait_import(client, arn)
+    assert described["ImportStatus"] == "FAILED"
+    assert described["FailureCode"] == "ResourceInUseException"
+    assert client.scan(TableName=table, Select="COUNT")["Count"] == 0  # the table created meanwhile, untouched
+
+
 # --- the AWS CLI ------------------------------------------------------------------------------------
 
 
