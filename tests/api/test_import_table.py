@@ -585,7 +585,9 @@ def test_aws_cli(endpoint: str, client: Any, bucket: Bucket, imported: list[str]
     arn = started["ImportTableDescription"]["ImportArn"]
     assert wait_import(client, arn)["ImportedItemCount"] == 2
     assert aws("describe-import", "--import-arn", arn)["ImportTableDescription"]["ImportStatus"] == "COMPLETED"
-    assert arn in [summary["ImportArn"] for summary in aws("list-imports")["ImportSummaryList"]]
+    table_arn = client.describe_table(TableName=table)["Table"]["TableArn"]
+    listed = aws("list-imports", "--table-arn", table_arn)["ImportSummaryList"]
+    assert [summary["ImportArn"] for summary in listed] == [arn]
 
 
 # --- kill -9 during an import ------------------------------------------------------------------------
