@@ -137,15 +137,19 @@ def guess_compression(keys: list[str]) -> str:
 
 
 class Progress:
-    """A rich progress bar over bytes read (the total is the files' size),
-    with the items imported, the rate and the time left; nothing when
-    ``enabled`` is False."""
+    """A rich progress bar on stderr over bytes read (the total is the files'
+    size, as stored), with the items imported, their rate, the errors, the
+    time spent and left; nothing when ``enabled`` is False or stderr is not
+    a terminal."""
 
     def __init__(self, total_bytes: int | None, enabled: bool) -> None:
-        self.enabled = enabled
+        from rich.console import Console
+
+        console = Console(stderr=True)
+        self.enabled = enabled and console.is_terminal  # no bar in a log or a pipe: the summary says it all
         self.started = time.monotonic()
         self._bar: Any = None
-        if not enabled:
+        if not self.enabled:
             return
         from rich.progress import (
             BarColumn,
@@ -162,7 +166,7 @@ class Progress:
             TextColumn("[bold]importing"), BarColumn(), TaskProgressColumn(), DownloadColumn(),
             TransferSpeedColumn(), TextColumn("{task.fields[items]:,} items ({task.fields[rate]:,.0f}/s)"),
             TextColumn("{task.fields[errors]} errors"), TimeElapsedColumn(), TextColumn("ETA"),
-            TimeRemainingColumn(), transient=False,
+            TimeRemainingColumn(), transient=False, console=console,
         )
         self._task = self._bar.add_task("import", total=total_bytes, items=0, rate=0.0, errors=0)
         self._bar.start()
