@@ -177,6 +177,8 @@ def test_dynamodb_json_in_every_compression(client: Any, bucket: Bucket, importe
     table_description = client.describe_table(TableName=table)["Table"]
     assert table_description["TableStatus"] == "ACTIVE"
     assert table_description["TableArn"] == described["TableArn"]
+    assert table_description["TableId"] == described["TableId"]
+    assert table_description["ItemCount"] == 2300
     assert scan_all(client, table) == by_key(items)
 
 
