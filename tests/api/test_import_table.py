@@ -308,6 +308,24 @@ def test_errors_in_the_data_are_counted_and_logged(client: Any, endpoint: str, b
     assert "Item size has exceeded the maximum allowed size" in samples[2]
 
 
+@pytest.mark.parametrize("compression", ["GZIP", "ZSTD"])
+def test_a_corrupt_object_counts_one_error_and_the_rest_is_skipped(
+        client: Any, bucket: Bucket, imported: list[str], unique_name: Callable[[str], str], compression: str) -> None:
+    compress = COMPRESSORS[compression]
+    bucket.put("x/1-good", compress(json_lines(sample_items(5))))
+    whole = compress(json_lines(sample_items(500, 100)))
+    bucket.put("x/2-truncated", whole[: len(whole) // 2])
+    bucket.put("x/3-garbage", b"\x00 this is not compressed at all " * 10)
+    bucket.put("x/4-good", compress(json_lines(sample_items(5, 1000))))
+    table = unique_name("imp")
+    described = wait_import(client, start_import(client, bucket, table, imported, prefix="x/", compression=compression))
+    assert described["ImportStatus"] == "COMPLETED"
+    assert described["ErrorCount"] == 2
+    imported_keys = {item["pk"]["S"] for item in scan_all(client, table)}
+    assert {f"k{i:05d}" for i in [*range(5), *range(1000, 1005)]} <= imported_keys
+    assert described["ImportedItemCount"] == len(imported_keys) < 510  # some of the truncated object, not all
+
+
 def test_gsi_created_and_filled(client: Any, endpoint: str, bucket: Bucket, imported: list[str],
                                 unique_name: Callable[[str], str]) -> None:
     items = [{"pk": {"S": f"p{i}"}, "group": {"S": f"g{i % 3}"}, "rank": {"N": str(i)}} for i in range(30)]
