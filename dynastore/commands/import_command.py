@@ -278,7 +278,7 @@ def import_from_server_bucket(arguments: argparse.Namespace, request: dict[str, 
         while True:
             described = client.describe_import(ImportArn=arn)["ImportTableDescription"]
             progress.update(described.get("ProcessedSizeBytes", 0), described.get("ImportedItemCount", 0),
-                            described.get("ErrorCount", 0))
+                            described.get("ErrorCount", 0), total_bytes_of(arguments.endpoint, arn))
             if described["ImportStatus"] != "IN_PROGRESS":
                 break
             time.sleep(POLL_SECONDS)
@@ -289,6 +289,22 @@ def import_from_server_bucket(arguments: argparse.Namespace, request: dict[str, 
     if described["ImportStatus"] != "COMPLETED":
         outcome.failure = f"{described.get('FailureCode')}: {described.get('FailureMessage')}"
     return outcome
+
+
+def total_bytes_of(endpoint: str, arn: str) -> int | None:
+    """The size of the import's objects, from a dynastore server's
+    ``GET /_dynastore/backups/imports`` (None elsewhere: the bar has no total)."""
+    import json
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{endpoint.rstrip('/')}/_dynastore/backups/imports",
+                                    timeout=POLL_SECONDS * 4) as answer:
+            jobs = json.loads(answer.read()).get("Imports", [])
+    except (OSError, ValueError):
+        return None
+    total = next((job.get("TotalBytes") for job in jobs if job.get("Arn") == arn), None)
+    return int(total) if isinstance(total, int) and total > 0 else None
 
 
 def import_through_endpoint(arguments: argparse.Namespace, request: dict[str, Any], folder: Path) -> Outcome:
