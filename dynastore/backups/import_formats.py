@@ -51,6 +51,11 @@ CSV_DELIMITERS = (",", "\t", ":", ";", "|", " ")
 DEFAULT_CSV_DELIMITER = ","
 
 READ_CHUNK_BYTES = 64 * 1024
+ZSTD_INPUT_CHUNK_BYTES = 512
+"""zstd input fed at a time: zstd expands at most ~32,000 times (a 128 KB
+run in a 4-byte block), so one feed's output stays under 16 MB whatever the
+object (python-zstandard's decompressobj cannot bound its output itself, and
+its stream_reader, which can, takes an object cut short for whole)."""
 
 
 @dataclass(slots=True)
@@ -85,15 +90,55 @@ class CountingReader(io.RawIOBase):
         return size
 
 
+class ZstdFrames(io.RawIOBase):
+    """The content of a stream of zstd frames, one after another (as zstd
+    -d reads them). A stream that ends inside a frame is an error (EOFError,
+    as gzip's), not a short read: an object cut short must not pass for whole."""
+
+    def __init__(self, stream: Any) -> None:
+        import zstandard
+
+        self._stream = stream
+        self._new = zstandard.ZstdDecompressor().decompressobj
+        self._frame = self._new()
+        self._in_frame = False
+        self._pending = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._pending:
+            data = self._stream.read(ZSTD_INPUT_CHUNK_BYTES)
+            if not data:
+                if self._in_frame:
+                    raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+                return 0
+            self._pending = memoryview(self._feed(data))
+        size = min(len(buffer), len(self._pending))
+        buffer[:size] = self._pending[:size]
+        self._pending = self._pending[size:]
+        return size
+
+    def _feed(self, data: bytes) -> bytes:
+        out = []
+        while data:
+            self._in_frame = True
+            out.append(self._frame.decompress(data))
+            if not self._frame.eof:
+                break
+            data = self._frame.unused_data
+            self._frame = self._new()
+            self._in_frame = False
+        return b"".join(out)
+
+
 def decompressed(stream: io.RawIOBase | BinaryIO, compression: str) -> BinaryIO:
     """The object's content, decompressed as it is read."""
     if compression == GZIP:
         return cast(BinaryIO, gzip.GzipFile(fileobj=stream, mode="rb"))
     if compression == ZSTD:
-        import zstandard
-
-        reader = zstandard.ZstdDecompressor().stream_reader(cast(BinaryIO, stream), read_across_frames=True)
-        return cast(BinaryIO, io.BufferedReader(cast(io.RawIOBase, reader), READ_CHUNK_BYTES))
+        return cast(BinaryIO, io.BufferedReader(ZstdFrames(stream), READ_CHUNK_BYTES))
     return cast(BinaryIO, io.BufferedReader(cast(io.RawIOBase, stream), READ_CHUNK_BYTES))
 
 

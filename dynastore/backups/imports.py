@@ -76,6 +76,10 @@ COMPLETED = "COMPLETED"
 FAILED = "FAILED"
 CANCELLED = "CANCELLED"
 
+TABLE_CREATION_MEMBERS = ("TableName", "AttributeDefinitions", "KeySchema", "BillingMode", "ProvisionedThroughput",
+                          "OnDemandThroughput", "SSESpecification", "GlobalSecondaryIndexes")
+"""The members of DynamoDB's TableCreationParameters (API reference)."""
+
 JOB_RETRY_SECONDS = 1.0
 WATCH_SECONDS = 2.0
 
@@ -236,7 +240,9 @@ def _parameters(request: dict[str, Any]) -> dict[str, Any]:
         "S3BucketSource": {key: source[key] for key in ("S3BucketOwner", "S3Bucket", "S3KeyPrefix") if key in source},
         "InputFormat": input_format,
         "InputCompressionType": compression,
-        "TableCreationParameters": creation,
+        # Only what TableCreationParameters has: an LSI, a stream or tags
+        # cannot be asked for here (the member is not in the API).
+        "TableCreationParameters": {key: creation[key] for key in TABLE_CREATION_MEMBERS if key in creation},
     }
     if options is not None:
         parameters["InputFormatOptions"] = options

@@ -137,15 +137,19 @@ def guess_compression(keys: list[str]) -> str:
 
 
 class Progress:
-    """A rich progress bar over bytes read (the total is the files' size),
-    with the items imported, the rate and the time left; nothing when
-    ``enabled`` is False."""
+    """A rich progress bar on stderr over bytes read (the total is the files'
+    size, as stored), with the items imported, their rate, the errors, the
+    time spent and left; nothing when ``enabled`` is False or stderr is not
+    a terminal."""
 
     def __init__(self, total_bytes: int | None, enabled: bool) -> None:
-        self.enabled = enabled
+        from rich.console import Console
+
+        console = Console(stderr=True)
+        self.enabled = enabled and console.is_terminal  # no bar in a log or a pipe: the summary says it all
         self.started = time.monotonic()
         self._bar: Any = None
-        if not enabled:
+        if not self.enabled:
             return
         from rich.progress import (
             BarColumn,
@@ -162,7 +166,7 @@ class Progress:
             TextColumn("[bold]importing"), BarColumn(), TaskProgressColumn(), DownloadColumn(),
             TransferSpeedColumn(), TextColumn("{task.fields[items]:,} items ({task.fields[rate]:,.0f}/s)"),
             TextColumn("{task.fields[errors]} errors"), TimeElapsedColumn(), TextColumn("ETA"),
-            TimeRemainingColumn(), transient=False,
+            TimeRemainingColumn(), transient=False, console=console,
         )
         self._task = self._bar.add_task("import", total=total_bytes, items=0, rate=0.0, errors=0)
         self._bar.start()
@@ -274,7 +278,7 @@ def import_from_server_bucket(arguments: argparse.Namespace, request: dict[str, 
         while True:
             described = client.describe_import(ImportArn=arn)["ImportTableDescription"]
             progress.update(described.get("ProcessedSizeBytes", 0), described.get("ImportedItemCount", 0),
-                            described.get("ErrorCount", 0))
+                            described.get("ErrorCount", 0), total_bytes_of(arguments.endpoint, arn))
             if described["ImportStatus"] != "IN_PROGRESS":
                 break
             time.sleep(POLL_SECONDS)
@@ -285,6 +289,22 @@ def import_from_server_bucket(arguments: argparse.Namespace, request: dict[str, 
     if described["ImportStatus"] != "COMPLETED":
         outcome.failure = f"{described.get('FailureCode')}: {described.get('FailureMessage')}"
     return outcome
+
+
+def total_bytes_of(endpoint: str, arn: str) -> int | None:
+    """The size of the import's objects, from a dynastore server's
+    ``GET /_dynastore/backups/imports`` (None elsewhere: the bar has no total)."""
+    import json
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{endpoint.rstrip('/')}/_dynastore/backups/imports",
+                                    timeout=POLL_SECONDS * 4) as answer:
+            jobs = json.loads(answer.read()).get("Imports", [])
+    except (OSError, ValueError):
+        return None
+    total = next((job.get("TotalBytes") for job in jobs if job.get("Arn") == arn), None)
+    return int(total) if isinstance(total, int) and total > 0 else None
 
 
 def import_through_endpoint(arguments: argparse.Namespace, request: dict[str, Any], folder: Path) -> Outcome:

@@ -27,6 +27,8 @@ from typing import Any
 
 import pytest
 import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.api.conftest import make_client, start_server, stop_server
 from tests.api.helpers import error_of
@@ -175,6 +177,8 @@ def test_dynamodb_json_in_every_compression(client: Any, bucket: Bucket, importe
     table_description = client.describe_table(TableName=table)["Table"]
     assert table_description["TableStatus"] == "ACTIVE"
     assert table_description["TableArn"] == described["TableArn"]
+    assert table_description["TableId"] == described["TableId"]
+    assert table_description["ItemCount"] == 2300
     assert scan_all(client, table) == by_key(items)
 
 
@@ -302,6 +306,24 @@ def test_errors_in_the_data_are_counted_and_logged(client: Any, endpoint: str, b
     assert "Missing the key pk" in samples[0]
     assert "Type mismatch for key pk" in samples[1]
     assert "Item size has exceeded the maximum allowed size" in samples[2]
+
+
+@pytest.mark.parametrize("compression", ["GZIP", "ZSTD"])
+def test_a_corrupt_object_counts_one_error_and_the_rest_is_skipped(
+        client: Any, bucket: Bucket, imported: list[str], unique_name: Callable[[str], str], compression: str) -> None:
+    compress = COMPRESSORS[compression]
+    bucket.put("x/1-good", compress(json_lines(sample_items(5))))
+    whole = compress(json_lines(sample_items(500, 100)))
+    bucket.put("x/2-truncated", whole[: len(whole) // 2])
+    bucket.put("x/3-garbage", b"\x00 this is not compressed at all " * 10)
+    bucket.put("x/4-good", compress(json_lines(sample_items(5, 1000))))
+    table = unique_name("imp")
+    described = wait_import(client, start_import(client, bucket, table, imported, prefix="x/", compression=compression))
+    assert described["ImportStatus"] == "COMPLETED"
+    assert described["ErrorCount"] == 2
+    imported_keys = {item["pk"]["S"] for item in scan_all(client, table)}
+    assert {f"k{i:05d}" for i in [*range(5), *range(1000, 1005)]} <= imported_keys
+    assert described["ImportedItemCount"] == len(imported_keys) < 510  # some of the truncated object, not all
 
 
 def test_gsi_created_and_filled(client: Any, endpoint: str, bucket: Bucket, imported: list[str],
@@ -538,6 +560,29 @@ def test_missing_bucket_and_no_objects_fail(client: Any, bucket: Bucket, importe
     assert empty["FailureCode"] == "NoSuchKey"
 
 
+def test_the_table_is_invisible_until_complete(client: Any, transport: str, bucket: Bucket,
+                                              imported: list[str], unique_name: Callable[[str], str]) -> None:
+    """While an import runs, its table is not found (DynamoDB shows it
+    CREATING: docs/compatibility.md), a second import into it is refused, and
+    a table of its name created meanwhile makes the import FAILED."""
+    if transport == "embedded":
+        pytest.skip("the embedded database runs an import to its end before ImportTable answers")
+    bucket.put("big/d.json.gz", gzip.compress(json_lines(
+        [{"pk": {"S": f"k{i:06d}"}, "v": {"S": "x" * 100}} for i in range(40_000)])))
+    table = unique_name("imp")
+    arn = start_import(client, bucket, table, imported, prefix="big/", compression="GZIP")
+    with pytest.raises(client.exceptions.ResourceNotFoundException):
+        client.describe_table(TableName=table)
+    assert table not in client.list_tables()["TableNames"]
+    with pytest.raises(client.exceptions.ResourceInUseException):
+        start_import(client, bucket, table, imported, prefix="big/", compression="GZIP")
+    client.create_table(**creation(table))
+    described = wait_import(client, arn)
+    assert described["ImportStatus"] == "FAILED"
+    assert described["FailureCode"] == "ResourceInUseException"
+    assert client.scan(TableName=table, Select="COUNT")["Count"] == 0  # the table created meanwhile, untouched
+
+
 # --- the AWS CLI ------------------------------------------------------------------------------------
 
 
@@ -562,7 +607,9 @@ def test_aws_cli(endpoint: str, client: Any, bucket: Bucket, imported: list[str]
     arn = started["ImportTableDescription"]["ImportArn"]
     assert wait_import(client, arn)["ImportedItemCount"] == 2
     assert aws("describe-import", "--import-arn", arn)["ImportTableDescription"]["ImportStatus"] == "COMPLETED"
-    assert arn in [summary["ImportArn"] for summary in aws("list-imports")["ImportSummaryList"]]
+    table_arn = client.describe_table(TableName=table)["Table"]["TableArn"]
+    listed = aws("list-imports", "--table-arn", table_arn)["ImportSummaryList"]
+    assert [summary["ImportArn"] for summary in listed] == [arn]
 
 
 # --- kill -9 during an import ------------------------------------------------------------------------
@@ -835,3 +882,109 @@ def test_import_from_an_s3_compatible_store(transport: str, tmp_path: Path) -> N
             stop_server(server)
         moto.terminate()
         moto.wait(timeout=10)
+
+
+# --- a property: whatever the items, each format imports them as they were ------------------------
+
+
+def _ion_text(attribute: dict[str, Any]) -> str:
+    """One wire AttributeValue as Ion text, with DynamoDB's mapping."""
+    from decimal import Decimal
+
+    (kind, value), = attribute.items()
+    if kind == "S":
+        return json.dumps(value)
+    if kind == "N":
+        return str(Decimal(value)).replace("E", "d") if any(c in value for c in ".eE") else value
+    if kind == "B":
+        return "{{" + value + "}}"
+    if kind == "BOOL":
+        return "true" if value else "false"
+    if kind == "NULL":
+        return "null"
+    if kind == "L":
+        return "[" + ",".join(_ion_text(member) for member in value) + "]"
+    if kind == "M":
+        return "{" + ",".join(f"{json.dumps(name)}:{_ion_text(member)}" for name, member in value.items()) + "}"
+    inner = kind[0]
+    return f"$dynamodb_{kind}::[" + ",".join(_ion_text({inner: member}) for member in value) + "]"
+
+
+def _canonical(attribute: dict[str, Any]) -> Any:
+    """An AttributeValue as boto3 answers it or as written, in one form (numbers by value, sets unordered)."""
+    from decimal import Decimal
+
+    (kind, value), = attribute.items()
+    if kind == "N":
+        return ("N", Decimal(value).normalize())
+    if kind == "NS":
+        return ("NS", frozenset(Decimal(member).normalize() for member in value))
+    if kind == "B":
+        return ("B", _bytes_of(value))
+    if kind == "BS":
+        return ("BS", frozenset(_bytes_of(member) for member in value))
+    if kind == "SS":
+        return ("SS", frozenset(value))
+    if kind == "L":
+        return ("L", tuple(_canonical(member) for member in value))
+    if kind == "M":
+        return ("M", frozenset((name, _canonical(member)) for name, member in value.items()))
+    return (kind, value)
+
+
+def _bytes_of(value: bytes | str) -> bytes:
+    """boto3 answers bytes; the items written hold base64."""
+    return value if isinstance(value, bytes) else base64.b64decode(value)
+
+
+def _canonical_item(item: dict[str, Any]) -> frozenset[Any]:
+    return frozenset((name, _canonical(value)) for name, value in item.items())
+
+
+def _attribute_values() -> Any:
+    texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+    numbers = st.one_of(st.integers(-10**20, 10**20).map(str),
+                        st.decimals(min_value=-10**9, max_value=10**9, places=4, allow_nan=False,
+                                    allow_infinity=False).map(lambda d: str(d.normalize())))
+    blobs = st.binary(min_size=1, max_size=8).map(lambda b: base64.b64encode(b).decode())
+    scalars = st.one_of(texts.map(lambda s: {"S": s}), numbers.map(lambda n: {"N": n}),
+                        blobs.map(lambda b: {"B": b}), st.booleans().map(lambda b: {"BOOL": b}),
+                        st.just({"NULL": True}),
+                        st.sets(texts, min_size=1, max_size=3).map(lambda s: {"SS": sorted(s)}),
+                        st.sets(st.integers(-999, 999), min_size=1, max_size=3).map(
+                            lambda s: {"NS": [str(n) for n in sorted(s)]}),
+                        st.sets(st.binary(min_size=1, max_size=4), min_size=1, max_size=3).map(
+                            lambda s: {"BS": [base64.b64encode(b).decode() for b in sorted(s)]}))
+    names = st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=6)
+    return st.recursive(scalars, lambda inner: st.one_of(
+        st.lists(inner, max_size=3).map(lambda values: {"L": values}),
+        st.dictionaries(names, inner, max_size=3).map(lambda values: {"M": values})), max_leaves=6)
+
+
+def _items_strategy() -> Any:
+    names = st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=6).filter(lambda n: n != "pk")
+    item = st.dictionaries(names, _attribute_values(), max_size=4)
+    return st.lists(item, min_size=1, max_size=8).map(
+        lambda items: [{"pk": {"S": f"k{i}"}, **attributes} for i, attributes in enumerate(items)])
+
+
+@settings(max_examples=12, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(items=_items_strategy(), input_format=st.sampled_from(["DYNAMODB_JSON", "ION"]))
+def test_any_items_import_as_they_were(client: Any, bucket: Bucket, imported: list[str],
+                                       items: list[dict[str, Any]], input_format: str) -> None:
+    table = f"prop-{uuid.uuid4().hex[:12]}"
+    prefix = f"{table}/"
+    if input_format == "DYNAMODB_JSON":
+        bucket.put(prefix + "d.json.gz", gzip.compress(json_lines(items)))
+    else:
+        text = "".join("{Item:{" + ",".join(f"{json.dumps(n)}:{_ion_text(v)}" for n, v in item.items()) + "}}\n"
+                       for item in items)
+        bucket.put(prefix + "d.ion.gz", gzip.compress(text.encode()))
+    described = wait_import(client, start_import(client, bucket, table, imported, prefix=prefix,
+                                                 input_format=input_format, compression="GZIP"))
+    assert (described["ImportStatus"], described["ErrorCount"]) == ("COMPLETED", 0), described
+    got = {item["pk"]["S"]: _canonical_item(item) for item in scan_all(client, table)}
+    assert got == {item["pk"]["S"]: _canonical_item(item) for item in items}
+    client.delete_table(TableName=table)
+    imported.remove(table)
