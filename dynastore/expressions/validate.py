@@ -439,6 +439,13 @@ def _check_function(node: FunctionCall, context: ExpressionContext, in_update: b
         raise ExpressionError(
             f"Operator or function requires a document path; operator or function: {node.name}"
         )
+    if node.name == "list_append" and any(_is_list_append(argument) for argument in node.arguments):
+        # DynamoDB refuses list_append(list_append(...), ...) although it
+        # parses (ScyllaDB's test_update_expression_function_nesting notes
+        # the service's text); list_append(if_not_exists(...), ...) is fine.
+        raise ExpressionError(
+            "The function is not allowed to be used this way in an expression; function: list_append"
+        )
     if node.name not in ("size", "list_append"):
         _check_distinct(node.name, node.arguments[0], node.arguments[1:], context)
     if node.name == "size":
@@ -449,6 +456,11 @@ def _check_function(node: FunctionCall, context: ExpressionContext, in_update: b
         _check_attribute_type_argument(node.arguments[1], context)
     elif node.name == "list_append":
         _check_operand_types("list_append", node.arguments, frozenset({"L"}), context)
+
+
+def _is_list_append(node: Node) -> bool:
+    inner = unwrap(node)
+    return isinstance(inner, FunctionCall) and inner.name == "list_append"
 
 
 def _check_attribute_type_argument(argument: Node, context: ExpressionContext) -> None:
