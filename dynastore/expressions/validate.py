@@ -60,7 +60,7 @@ ANY_TYPE_TEXT = (
     "{SS,M,DECIMAL,DOUBLESET,HDS,N,B,DICT,INTSET,BOOL,HD,BS,INT,DECIMALSET,NULL,FLOAT,FS,S,L,NS,DOUBLE}"
 )
 LONG_TYPE_NAMES = {
-    "S": "STRING", "N": "NUMBER", "B": "BINARY", "BOOL": "BOOLEAN", "NULL": "NULL",
+    "S": "STRING", "N": "NUMBER", "B": "BINARY", "BOOL": "BOOL", "NULL": "NULL",
     "L": "LIST", "M": "MAP", "SS": "STRING_SET", "NS": "NUMBER_SET", "BS": "BINARY_SET",
 }
 SCALAR_TYPES = frozenset({"S", "N", "B"})
@@ -525,10 +525,11 @@ def _check_add_delete_operand(action: UpdateAction, context: ExpressionContext) 
     operand_type = static_type(action.value, context)
     allowed = ADD_OPERAND_TYPES if action.keyword == "ADD" else DELETE_OPERAND_TYPES
     if operand_type is not None and operand_type not in allowed:
+        # The service names ADD's type set for DELETE too, and BOOL as BOOL
+        # (floci's captures, eu-west-2, 2026-09-17).
         raise ExpressionError(
             f"Incorrect operand type for operator or function; operator: {action.keyword}, "
-            f"operand type: {LONG_TYPE_NAMES[operand_type]}, "
-            f"typeSet: ALLOWED_FOR_{action.keyword}_OPERAND"
+            f"operand type: {LONG_TYPE_NAMES[operand_type]}, typeSet: ALLOWED_FOR_ADD_OPERAND"
         )
 
 
