@@ -17,6 +17,7 @@ as the service's do; docs/compatibility.md records them as unconfirmed.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -319,3 +320,18 @@ def test_legacy_key_conditions_on_a_one_attribute_index_are_held_to_two(client: 
         "ValidationException", "Conditions can be of length 1 or 2 only")
     assert refused(client.query, TableName=table, KeyConditions=three) == (
         "ValidationException", "Conditions can be of length 1 or 2 only")
+
+
+def test_a_local_index_key_is_held_to_two_elements(client: Any, make_table: Any) -> None:
+    """Multi-attribute keys are GSI-only: an LSI of three elements is refused
+    the way a table's key schema is (the element list as Java prints it)."""
+    name = make_table()
+    message = refused(client.create_table, TableName=name + "-lsi", BillingMode="PAY_PER_REQUEST",
+                      KeySchema=key(("pk", "HASH"), ("sk", "RANGE")),
+                      AttributeDefinitions=definitions(("pk", "S"), ("sk", "S"), ("l", "S")),
+                      LocalSecondaryIndexes=[gsi("lsi", ("pk", "HASH"), ("sk", "RANGE"), ("l", "RANGE"))])
+    assert message[0] == "ValidationException"
+    assert re.fullmatch(
+        r"1 validation error detected: Value '\[(com\.amazonaws\.dynamodb\.v20120810\.KeySchemaElement@[0-9a-f]+"
+        r"(, )?){3}\]' at 'localSecondaryIndexes\.1\.member\.keySchema' failed to satisfy constraint: "
+        r"Member must have length less than or equal to 2", message[1]), message
