@@ -39,7 +39,7 @@ from dynastore.engine.schema import (
     index_storage_name,
 )
 from dynastore.engine.streams import STREAM_EXTENSION, STREAM_STORAGE_MARKER
-from dynastore.engine.table_arns import table_name_from_identifier
+from dynastore.engine.table_arns import table_name_in_namespace
 from dynastore.errors import ItemCollectionSizeLimitExceededException, table_not_found
 from dynastore.faults import FaultRules
 from dynastore.storage.base import (
@@ -354,8 +354,10 @@ class Database:
             # Every operation also accepts the table's ARN as TableName; resolving
             # it only after a miss keeps the common lookup a single dict access.
             if isinstance(name, str) and name.startswith("arn:"):
-                name = table_name_from_identifier(name)
-                schema = self.tables.get(name)
+                local = table_name_in_namespace(name, self.region, self.account_id)
+                if local is not None:
+                    name = local
+                    schema = self.tables.get(name)
             if schema is None:
                 raise table_not_found(name)
         return schema

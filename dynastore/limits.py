@@ -39,6 +39,7 @@ TAG_VALUE_MAX_LENGTH = 256
 # --- Secondary indexes (enforced by the index issue) ---------------------------
 LOCAL_SECONDARY_INDEXES_PER_TABLE = 5
 GLOBAL_SECONDARY_INDEXES_PER_TABLE = 20
+GSI_KEY_ATTRIBUTES_MAX = 4  # multi-attribute GSI keys: up to four HASH and four RANGE attributes
 PROJECTED_NON_KEY_ATTRIBUTES_PER_TABLE = 100
 ITEM_COLLECTION_MAX_BYTES = 10 * 1024 * 1024 * 1024
 INDEX_ENTRY_OVERHEAD_BYTES = 100

@@ -35,26 +35,31 @@ def consumed_capacity(
     read: float = 0.0,
     write: float = 0.0,
     indexes: dict[str, dict[str, float]] | None = None,
+    split: bool = False,
 ) -> dict[str, Any] | None:
     """The ConsumedCapacity object for ReturnConsumedCapacity ``return_mode``
     (None when the caller did not ask, or asked for NONE).
 
     ``indexes`` maps ``("GlobalSecondaryIndexes"|"LocalSecondaryIndexes")`` to
-    ``{index_name: units}`` and is reported only in INDEXES mode.
+    ``{index_name: units}`` and is reported only in INDEXES mode. ``split``
+    adds ReadCapacityUnits/WriteCapacityUnits beside CapacityUnits: DynamoDB
+    reports that split only for the transactional operations; a plain read or
+    write reports the aggregate alone, under TOTAL and INDEXES (a conformance
+    suite's captures, eu-west-2, 2026; dynalite's recorded answers).
     """
     if return_mode not in ("TOTAL", "INDEXES"):
         return None
     total = read + write
     result: dict[str, Any] = {"TableName": table_name, "CapacityUnits": total}
-    if read:
+    if split and read:
         result["ReadCapacityUnits"] = read
-    if write:
+    if split and write:
         result["WriteCapacityUnits"] = write
     if return_mode == "INDEXES":
         table_units: dict[str, float] = {"CapacityUnits": read + write}
-        if read:
+        if split and read:
             table_units["ReadCapacityUnits"] = read
-        if write:
+        if split and write:
             table_units["WriteCapacityUnits"] = write
         result["Table"] = table_units
         for kind, per_index in (indexes or {}).items():

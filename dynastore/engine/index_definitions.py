@@ -109,7 +109,7 @@ def _check_local_index(
     check_projection(index.get("Projection") or {})
 
 
-INDEX_KEY_ATTRIBUTES_MAX = 4
+INDEX_KEY_ATTRIBUTES_MAX = limits.GSI_KEY_ATTRIBUTES_MAX
 """Multi-attribute GSI keys: up to four partition and four sort attributes."""
 
 

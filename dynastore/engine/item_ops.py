@@ -62,7 +62,10 @@ class Update(Protocol):
         """True when every action is a REMOVE or a DELETE."""
         ...
 
-    def apply(self, item: Item) -> Item: ...
+    def apply(self, item: Item, exists: bool = True) -> Item:
+        """The item after the update (``exists`` False: ``item`` is only
+        the key of a missing item)."""
+        ...
 
     def updated_attributes(self, item: Item) -> Item:
         """The parts of ``item`` at the paths the update writes or removes."""
@@ -187,7 +190,7 @@ def updated_item(plan: UpdatePlan, old_item: Item | None) -> Item:
     base = dict(plan.key) if old_item is None else old_item
     if plan.update is None:
         return dict(base)
-    return plan.update.apply(base)
+    return plan.update.apply(base, exists=old_item is not None)
 
 
 # --- keys ---------------------------------------------------------------------------

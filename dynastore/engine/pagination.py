@@ -167,13 +167,10 @@ def index_read_capacity(
     index_units = read_units(page.read_bytes, consistent)
     table_units = read_units(fetched_bytes, consistent) if fetched_bytes else 0.0
     total = index_units + table_units
-    result: dict[str, Any] = {
-        "TableName": table_name,
-        "CapacityUnits": total,
-        "ReadCapacityUnits": total,
-    }
+    # The aggregate alone, no read/write split (engine/capacity.consumed_capacity).
+    result: dict[str, Any] = {"TableName": table_name, "CapacityUnits": total}
     if return_mode == "INDEXES":
-        result["Table"] = {"CapacityUnits": table_units, "ReadCapacityUnits": table_units}
+        result["Table"] = {"CapacityUnits": table_units}
         kind, name = index
-        result[kind] = {name: {"CapacityUnits": index_units, "ReadCapacityUnits": index_units}}
+        result[kind] = {name: {"CapacityUnits": index_units}}
     return result

@@ -126,11 +126,21 @@ def exact_sequence(text: Any) -> int | None:
     return number if number is not None and format_sequence(number) == text else None
 
 
-def shard_id_for(start: int, parent: str | None) -> str:
-    """A shard id (28 to 65 characters, like DynamoDB's ``shardId-...``) that
-    names the shard's first sequence number and is unique across streams."""
-    parent_digest = hashlib.sha1((parent or "root").encode()).hexdigest()[:8]
-    return f"shardId-{format_sequence(start)}-{parent_digest}"
+SHARD_ID_PATTERN = re.compile(r"shardId-[0-9]{20}-[0-9a-f]{8}")
+"""DynamoDB's shard ids: the shard's creation time in milliseconds as 20
+digits and 8 hex characters (the API reference's DescribeStream example,
+``shardId-00000001414562045508-2bac9cd2``, and Lambda's DDBStreamBatchInfo
+captures). Shards stored before 0.2 keep their ``shardId-`` + 21-digit ids:
+records are filed under the id, and clients hold it in checkpoints."""
+
+
+def shard_id_for(start: int, parent: str | None, created: float) -> str:
+    """A shard id in DynamoDB's form. The digits are the creation time; the
+    hex tag digests the parent (or the stream) and the first sequence number,
+    so two shards of one stream opened in the same millisecond still differ."""
+    created_millis = max(0, int(created * 1000))
+    tag = hashlib.sha1(f"{parent or 'root'}|{start}".encode(), usedforsecurity=False).hexdigest()[:8]
+    return f"shardId-{created_millis:020d}-{tag}"
 
 
 # --- records ---------------------------------------------------------------------

@@ -16,6 +16,30 @@ def table_name_from_identifier(identifier: str) -> str:
     return identifier
 
 
+ARN_PARTITION = "aws"
+"""The partition of the ARNs dynastore issues (Database.table_arn)."""
+
+
+def table_name_in_namespace(identifier: str, region: str, account_id: str) -> str | None:
+    """The table a TableName given as an ARN names in this (account, region)
+    namespace, or None when it names none here. An ARN of another region or
+    partition is refused as the service refuses it on DescribeTable
+    ("1 validation error detected: Invalid AWS region in '<ARN>'": ack-api-quirks'
+    live catalogue, also naming DescribeTimeToLive, DescribeContinuousBackups
+    and DescribeContributorInsights); one of another account names no table here."""
+    parts = identifier.split(":", 5)
+    if len(parts) < 6 or ":table/" not in identifier:
+        return None
+    _, partition, _, arn_region, arn_account, _ = parts
+    if partition != ARN_PARTITION:
+        raise ValidationException(f"1 validation error detected: Invalid AWS partition in '{identifier}'")
+    if arn_region != region:
+        raise ValidationException(f"1 validation error detected: Invalid AWS region in '{identifier}'")
+    if arn_account != account_id:
+        return None
+    return table_name_from_identifier(identifier)
+
+
 def new_table_name(identifier: str) -> str:
     """CreateTable's TableName, which may be given as the table's ARN."""
     name = table_name_from_identifier(identifier)

@@ -13,7 +13,11 @@ from typing import Any
 
 from dynastore import limits
 from dynastore.errors import ValidationException
-from dynastore.types.attribute_value import validate_attribute_value
+from dynastore.types.attribute_value import (
+    MESSAGE_NULL_NOT_TRUE,
+    RequestValidationError,
+    validate_attribute_value,
+)
 
 _NAME_KEY = re.compile(r"#[0-9A-Za-z_]+")
 _VALUE_KEY = re.compile(r":[0-9A-Za-z_]+")
@@ -143,7 +147,17 @@ def _checked_values(values: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
 
 
 def _raise_first_invalid_value(values: dict[str, dict[str, Any]]) -> None:
-    """DynamoDB checks the values in its hash set's order; report that first one."""
+    """DynamoDB checks the values in its hash set's order; report that first one.
+    A ``{"NULL": false}`` is refused earlier, by the request parser, with its
+    own text and no per-key wrapper (dynoxide's live capture, eu-west-2)."""
+    for value in values.values():
+        try:
+            validate_attribute_value(value)
+        except RequestValidationError as error:
+            if error.message == MESSAGE_NULL_NOT_TRUE:
+                raise
+        except ValidationException:
+            pass
     for key in java_hash_set_order(list(values)):
         try:
             validate_attribute_value(values[key])

@@ -60,7 +60,7 @@ ANY_TYPE_TEXT = (
     "{SS,M,DECIMAL,DOUBLESET,HDS,N,B,DICT,INTSET,BOOL,HD,BS,INT,DECIMALSET,NULL,FLOAT,FS,S,L,NS,DOUBLE}"
 )
 LONG_TYPE_NAMES = {
-    "S": "STRING", "N": "NUMBER", "B": "BINARY", "BOOL": "BOOLEAN", "NULL": "NULL",
+    "S": "STRING", "N": "NUMBER", "B": "BINARY", "BOOL": "BOOL", "NULL": "NULL",
     "L": "LIST", "M": "MAP", "SS": "STRING_SET", "NS": "NUMBER_SET", "BS": "BINARY_SET",
 }
 SCALAR_TYPES = frozenset({"S", "N", "B"})
@@ -439,6 +439,13 @@ def _check_function(node: FunctionCall, context: ExpressionContext, in_update: b
         raise ExpressionError(
             f"Operator or function requires a document path; operator or function: {node.name}"
         )
+    if node.name == "list_append" and any(_is_list_append(argument) for argument in node.arguments):
+        # DynamoDB refuses list_append(list_append(...), ...) although it
+        # parses (ScyllaDB's test_update_expression_function_nesting notes
+        # the service's text); list_append(if_not_exists(...), ...) is fine.
+        raise ExpressionError(
+            "The function is not allowed to be used this way in an expression; function: list_append"
+        )
     if node.name not in ("size", "list_append"):
         _check_distinct(node.name, node.arguments[0], node.arguments[1:], context)
     if node.name == "size":
@@ -449,6 +456,11 @@ def _check_function(node: FunctionCall, context: ExpressionContext, in_update: b
         _check_attribute_type_argument(node.arguments[1], context)
     elif node.name == "list_append":
         _check_operand_types("list_append", node.arguments, frozenset({"L"}), context)
+
+
+def _is_list_append(node: Node) -> bool:
+    inner = unwrap(node)
+    return isinstance(inner, FunctionCall) and inner.name == "list_append"
 
 
 def _check_attribute_type_argument(argument: Node, context: ExpressionContext) -> None:
@@ -513,10 +525,11 @@ def _check_add_delete_operand(action: UpdateAction, context: ExpressionContext) 
     operand_type = static_type(action.value, context)
     allowed = ADD_OPERAND_TYPES if action.keyword == "ADD" else DELETE_OPERAND_TYPES
     if operand_type is not None and operand_type not in allowed:
+        # The service names ADD's type set for DELETE too, and BOOL as BOOL
+        # (floci's captures, eu-west-2, 2026-09-17).
         raise ExpressionError(
             f"Incorrect operand type for operator or function; operator: {action.keyword}, "
-            f"operand type: {LONG_TYPE_NAMES[operand_type]}, "
-            f"typeSet: ALLOWED_FOR_{action.keyword}_OPERAND"
+            f"operand type: {LONG_TYPE_NAMES[operand_type]}, typeSet: ALLOWED_FOR_ADD_OPERAND"
         )
 
 

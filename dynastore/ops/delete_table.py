@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dynastore.engine import table_arns, table_description
+from dynastore.engine import table_description
 from dynastore.errors import ValidationException
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ PROTECTED_MESSAGE = (
 
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
-    schema = database.table(table_arns.table_name_from_identifier(request.get("TableName", "")))
+    schema = database.table(request.get("TableName", ""))  # a table ARN too (Database.table)
     if schema.deletion_protection:
         raise ValidationException(PROTECTED_MESSAGE)
     item_count, size_bytes = database.table_statistics(schema)

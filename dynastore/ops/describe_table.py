@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dynastore.engine import table_arns, table_description
+from dynastore.engine import table_description
 from dynastore.workers.backfill import resume_backfills
 
 if TYPE_CHECKING:
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     # TableName may also be the table's ARN.
-    schema = database.table(table_arns.table_name_from_identifier(request.get("TableName", "")))
+    schema = database.table(request.get("TableName", ""))  # a table ARN too (Database.table)
     resume_backfills(database, schema)
     database.propagate_index_changes()
     schema = database.table(schema.name)

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from dynastore import limits
 from dynastore.engine import contributor_insights as insights
-from dynastore.engine import table_arns
 from dynastore.errors import ValidationException
 
 if TYPE_CHECKING:
@@ -24,7 +23,7 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
             f"constraint: Member must have value less than or equal to {MAX_RESULTS_LIMIT}"
         )
     if request.get("TableName"):
-        schemas = [database.table(table_arns.table_name_from_identifier(request["TableName"]))]
+        schemas = [database.table(request["TableName"])]
     else:
         schemas = [database.tables[name] for name in sorted(database.tables)]
     entries = [entry for schema in schemas for entry in insights.summaries(schema)]

@@ -58,7 +58,7 @@ request-model envelope (captured from the live service by dynoxide)."""
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     item = validate_enveloped(request.get("Item"))
-    condition, _ = write_expressions("PutItem", request)
+    condition, _ = enveloped_write_expressions("PutItem", request)
     return_values = check_return_values_old_only(request.get("ReturnValues"), enveloped=True)
     size_bytes = check_item_size(item)
     schema = database.table(request.get("TableName"))  # type: ignore[arg-type]
@@ -118,6 +118,23 @@ def validate_enveloped(item: Any) -> dict[str, Any]:
         return validate_item(item if item is not None else {})
     except SetValidationError as error:
         raise ValidationException(ENVELOPE + str(error.message)) from None
+
+
+def enveloped_write_expressions(
+    operation: str, request: dict[str, Any], with_update: bool = False
+) -> tuple[Condition | None, Update | None]:
+    """``write_expressions`` for PutItem and UpdateItem, whose request-validation
+    errors -- expression syntax and size, placeholders, unused or invalid
+    ExpressionAttributeValues, legacy/expression mixing -- come inside the
+    envelope; errors that depend on the table or the item stay bare (the family
+    matrix dynoxide captured from the live service, eu-west-2)."""
+    try:
+        return write_expressions(operation, request, with_update)
+    except ValidationException as error:
+        message = str(error.message)
+        if message.startswith(ENVELOPE):
+            raise
+        raise ValidationException(ENVELOPE + message) from None
 
 
 # --- shared by the single-item writes ---------------------------------------------------

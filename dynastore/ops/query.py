@@ -280,8 +280,10 @@ def handle(database: Database, request: dict[str, Any]) -> bytes:
     expressions = compile_read_expressions(request, context, "QueryFilter")
     if key_text is None:
         legacy.validate_conditions(request["KeyConditions"])
-        if len(request["KeyConditions"]) not in (1, 2):
-            raise ValidationException("Conditions can be of length 1 or 2 only")
+        if request.get("IndexName") is None:
+            # On an index the count is checked against its key schema: a
+            # multi-attribute key takes up to eight conditions.
+            _check_key_conditions_count(request["KeyConditions"], 2)
     schema = _table(database, request, key_text, context)
     index = resolve_index(schema, request, start_key)
     if index is not None:
@@ -637,6 +639,23 @@ def _make_index_view(schema: TableSchema, index: IndexDefinition) -> TableSchema
     return replace(schema, partition_key=index.partition_keys[0], sort_key=sort, indexes=())
 
 
+MESSAGE_HASH_EQUALITY = (
+    "Query key condition not supported: All HASH key attributes of the index must be "
+    "specified with equality conditions"
+)
+MESSAGE_RANGE_ORDER = (
+    "Query key condition not supported: RANGE key attributes of the index must be used "
+    "left to right, with equality conditions on all but the last"
+)
+"""The two rules of a Query on a multi-attribute key. The service's texts are
+not published; ScyllaDB's suite, run against DynamoDB, shows that they name
+HASH (or RANGE) and equality (docs/compatibility.md)."""
+
+KeyConditionMap = dict[str, tuple[str, tuple[Item, ...]]]
+"""One (operator, values) per attribute a key condition names, operators as
+the legacy API names them (EQ, LT, ..., BETWEEN, BEGINS_WITH)."""
+
+
 def _index_key_range(
     schema: TableSchema,
     index: IndexDefinition,
@@ -647,34 +666,59 @@ def _index_key_range(
     """(partition values, equal sort values, operator on the next sort
     attribute, its values) of a Query's key condition on ``index``."""
     if len(index.partition_keys) == 1 and len(index.sort_keys) <= 1:
+        if key_text is None:
+            _check_key_conditions_count(request["KeyConditions"], 2)
         key_range = _key_range(_index_view(schema, index), request, key_text, context)
         return (key_range.partition_value,), (), key_range.sort_operator, key_range.sort_values
     if key_text is None:
-        raise ValidationException(
-            "KeyConditions are not supported on an index with a multi-attribute key; "
-            "use KeyConditionExpression"
-        )
-    return _multi_attribute_key_range(index, key_text, context)
+        # DynamoDB answers legacy KeyConditions on such an index as it answers
+        # the expression (ScyllaDB's issue 31393, checked against the service).
+        _check_key_conditions_count(request["KeyConditions"], len(index.key_names))
+        conditions = _legacy_key_conditions(request["KeyConditions"])
+    else:
+        conditions = _expression_key_conditions(key_text, context)
+    return _multi_attribute_bounds(index, conditions)
 
 
-def _multi_attribute_key_range(
-    index: IndexDefinition, key_text: str, context: ExpressionContext
-) -> tuple[tuple[Item, ...], tuple[Item, ...], str | None, tuple[Item, ...]]:
-    """Equality on every partition attribute; on the sort attributes, equality
-    left to right, then at most one range condition, without gaps."""
-    from dynastore.expressions.key_condition import _check_key_value, _Collector
+def _check_key_conditions_count(key_conditions: dict[str, Any], most: int) -> None:
+    if not 1 <= len(key_conditions) <= max(most, 2):
+        raise ValidationException("Conditions can be of length 1 or 2 only")
+
+
+def _legacy_key_conditions(key_conditions: dict[str, Any]) -> KeyConditionMap:
+    """KeyConditions (already validated one by one) as a condition map."""
+    conditions: KeyConditionMap = {}
+    for name, condition in key_conditions.items():
+        operator = str(condition["ComparisonOperator"])
+        if operator not in ("EQ", "LE", "LT", "GE", "GT", "BEGINS_WITH", "BETWEEN"):
+            raise ValidationException(MESSAGE_NOT_INDEXABLE)
+        values = condition.get("AttributeValueList") or ()
+        conditions[name] = (operator, tuple(validate_attribute_value(value) for value in values))
+    return conditions
+
+
+def _expression_key_conditions(key_text: str, context: ExpressionContext) -> KeyConditionMap:
+    from dynastore.expressions.key_condition import _Collector
 
     node = parse_checked_condition(key_text, context, "KeyConditionExpression")
     collector = _Collector(context)
     collector.walk(node)
-    conditions = dict(collector.conditions)
+    return dict(collector.conditions)
+
+
+def _multi_attribute_bounds(
+    index: IndexDefinition, key_conditions: KeyConditionMap
+) -> tuple[tuple[Item, ...], tuple[Item, ...], str | None, tuple[Item, ...]]:
+    """Equality on every partition attribute; on the sort attributes, equality
+    left to right, then at most one range condition, without gaps."""
+    from dynastore.expressions.key_condition import _check_key_value
+
+    conditions = dict(key_conditions)
     partition_values = []
     for attribute in index.partition_keys:
         condition = conditions.pop(attribute.name, None)
-        if condition is None:
-            raise ValidationException(f"Query condition missed key schema element: {attribute.name}")
-        if condition[0] != "EQ":
-            raise ValidationException(MESSAGE_KEY_CONDITION_NOT_SUPPORTED)
+        if condition is None or condition[0] != "EQ":
+            raise ValidationException(MESSAGE_HASH_EQUALITY)
         _check_key_value(attribute.name, attribute.type, condition[1][0])
         partition_values.append(condition[1][0])
     equal_values: list[Item] = []
@@ -686,19 +730,18 @@ def _multi_attribute_key_range(
         if condition is None:
             break
         used += 1
+        if operator is not None:
+            raise ValidationException(MESSAGE_RANGE_ORDER)
         for value in condition[1]:
             _check_key_value(attribute.name, attribute.type, value)
-        if operator is not None:
-            raise ValidationException(
-                "Query key condition not supported: a condition other than equality must be on "
-                "the last sort key attribute used"
-            )
         if condition[0] == "EQ":
             equal_values.append(condition[1][0])
         else:
             operator, values = condition
     if conditions:
-        # A condition on a later sort attribute skipped this one (or names no key).
+        sort_names = {attribute.name for attribute in index.sort_keys}
+        if sort_names.intersection(conditions):
+            raise ValidationException(MESSAGE_RANGE_ORDER)  # a later sort attribute skipped this one
         missed = index.sort_keys[used].name if used < len(index.sort_keys) else next(iter(conditions))
         raise ValidationException(f"Query condition missed key schema element: {missed}")
     return tuple(partition_values), tuple(equal_values), operator, values

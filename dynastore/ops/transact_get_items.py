@@ -75,7 +75,7 @@ def handle(database: Database, request: dict[str, Any]) -> bytes:
             [0 if row is None else row.size for row in rows],
         )
         body["ConsumedCapacity"] = [
-            consumed_capacity(mode, name, read=table_units) for name, table_units in units.items()
+            consumed_capacity(mode, name, read=table_units, split=True) for name, table_units in units.items()
         ]
     return orjson.dumps(body)
 

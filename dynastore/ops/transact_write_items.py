@@ -154,7 +154,7 @@ def _capacity(mode: str, table_name: str, units: float, index_units: IndexUnits 
         kind: {name: value * transactions.CAPACITY_FACTOR for name, value in per_index.items()}
         for kind, per_index in (index_units or {}).items()
     }
-    capacity = consumed_capacity(mode, table_name, write=units, indexes=doubled)
+    capacity = consumed_capacity(mode, table_name, write=units, indexes=doubled, split=True)
     if mode == "TOTAL" and capacity is not None and doubled:
         capacity["CapacityUnits"] += sum(sum(per.values()) for per in doubled.values())
     return capacity
@@ -215,6 +215,6 @@ def _replay_response(
     units = transactions.read_units_by_table(tables, sizes)
     return {
         "ConsumedCapacity": [
-            consumed_capacity(mode, name, read=table_units) for name, table_units in units.items()
+            consumed_capacity(mode, name, read=table_units, split=True) for name, table_units in units.items()
         ]
     }

@@ -7,7 +7,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from dynastore.engine import contributor_insights as insights
-from dynastore.engine import table_arns
 from dynastore.errors import ResourceNotFoundException, ValidationException
 
 if TYPE_CHECKING:
@@ -15,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
-    schema = database.table(table_arns.table_name_from_identifier(request.get("TableName", "")))
+    schema = database.table(request.get("TableName", ""))  # a table ARN too (Database.table)
     index_name = request.get("IndexName")
     if index_name is not None and schema.index(index_name) is None:
         raise ResourceNotFoundException(f"Requested resource not found: Index: {index_name} not found")

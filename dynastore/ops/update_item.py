@@ -26,18 +26,15 @@ from dynastore.engine.item_ops import (
     update_size_overhead,
 )
 from dynastore.engine.rows import item_of, row_for
-from dynastore.errors import ValidationException
 from dynastore.expressions import cache as parse_cache
 from dynastore.ops.put_item import (
-    ENVELOPE,
     add_collection_metrics,
     add_write_capacity,
     condition_failed,
+    enveloped_write_expressions,
     size_of,
     validate_enveloped,
-    write_expressions,
 )
-from dynastore.types.attribute_value import SetValidationError
 from dynastore.write_path import item_target, write_one
 
 if TYPE_CHECKING:
@@ -86,10 +83,7 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
 
 
 def _expressions(request: dict[str, Any]) -> tuple[Condition | None, Update | None]:
-    try:
-        return write_expressions("UpdateItem", request, with_update=True)
-    except SetValidationError as error:
-        raise ValidationException(ENVELOPE + str(error.message)) from None
+    return enveloped_write_expressions("UpdateItem", request, with_update=True)
 
 
 def _size_overhead(update: Update | None) -> int:

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from dynastore.engine import (
     global_index_updates,
-    table_arns,
     table_description,
     table_settings,
     table_updates,
@@ -37,7 +36,7 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     table_updates.check_update_combination(request, changes)
     table_updates.check_update_unsupported(request, changes)
     global_index_updates.check_index_updates_shape(request)
-    schema = database.table(table_arns.table_name_from_identifier(request.get("TableName", "")))
+    schema = database.table(request.get("TableName", ""))  # a table ARN too (Database.table)
     now = database.now()
     updated = apply_changes(database, schema, request, changes, now)
     index_updates = None

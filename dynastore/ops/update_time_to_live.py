@@ -7,14 +7,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from dynastore.engine import table_arns, ttl
+from dynastore.engine import ttl
 
 if TYPE_CHECKING:
     from dynastore.database import Database
 
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
-    schema = database.table(table_arns.table_name_from_identifier(request.get("TableName", "")))
+    schema = database.table(request.get("TableName", ""))  # a table ARN too (Database.table)
     specification = request["TimeToLiveSpecification"]
     enabled = bool(specification["Enabled"])
     attribute = specification["AttributeName"]

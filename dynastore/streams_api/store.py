@@ -247,7 +247,7 @@ class StreamStore:
             log = StreamLog(arn, label, schema.name, view_type, key_schema, now, storage_id)
             self.storage.update_table_metadata(storage_id, log.metadata())
             start = streams.FIRST_SEQUENCE
-            shard = Shard(streams.shard_id_for(start, log.arn), None, start, now)
+            shard = Shard(streams.shard_id_for(start, log.arn, now), None, start, now)
             self.storage.commit(Commit(changes=[_shard_change(log, shard), _head_change(log, Head(start, shard))]))
         self.by_arn[arn] = log
         extensions = {key: value for key, value in schema.extensions.items() if key != streams.LATEST_STREAM_EXTENSION}
@@ -368,7 +368,7 @@ class StreamStore:
         if parent is not None:
             out.append(_shard_change(log, self._closed(head, now)))
         start = head.next_sequence
-        shard = Shard(streams.shard_id_for(start, parent.shard_id if parent else log.arn),
+        shard = Shard(streams.shard_id_for(start, parent.shard_id if parent else log.arn, now),
                       parent.shard_id if parent else None, start, now)
         out.append(_shard_change(log, shard))
         head.open, head.count = shard, 0

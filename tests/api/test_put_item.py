@@ -236,9 +236,9 @@ def test_expected_and_condition_expression_cannot_mix(client: Any, make_table: A
         ConditionExpression="attribute_not_exists(pk)",
     )
     assert code == "ValidationException"
-    assert message == (
-        "Can not use both expression and non-expression parameters in the same request: "
-        "Non-expression parameters: {Expected} Expression parameters: {ConditionExpression}"
+    assert message == (  # in the request envelope (dynoxide's capture of the service)
+        "1 validation error detected: Can not use both expression and non-expression parameters in "
+        "the same request: Non-expression parameters: {Expected} Expression parameters: {ConditionExpression}"
     )
 
 

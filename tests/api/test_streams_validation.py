@@ -32,7 +32,7 @@ from tests.api.conftest import alternate_endpoints, make_client
 from tests.api.helpers import error_of
 
 STREAM = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
-UNKNOWN_SHARD = "shardId-000000000000000000000-00000000"
+UNKNOWN_SHARD = "shardId-00000000000000000000-00000000"
 NULL = "failed to satisfy constraint: Member must not be null"
 
 
@@ -187,7 +187,7 @@ def test_sequence_numbers_are_accepted_exactly_as_issued(client: Any, streams: A
         client.put_item(TableName=stream["table"], Item={"pk": {"S": f"k{index}"}})
     shard = first_shard(streams, arn)
     shard_id = shard["ShardId"]
-    assert shard_id.startswith("shardId-") and 28 <= len(shard_id) <= 65
+    assert re.fullmatch(r"shardId-[0-9]{20}-[0-9a-f]{8}", shard_id), shard_id
     records = all_records(streams, arn)
     numbers = [record["dynamodb"]["SequenceNumber"] for record in records]
     assert all(re.fullmatch(r"[0-9]{21,40}", number) for number in numbers)

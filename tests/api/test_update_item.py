@@ -216,9 +216,9 @@ def test_legacy_and_expression_cannot_mix(client: Any, make_table: Any) -> None:
         ExpressionAttributeValues={":v": {"S": "x"}},
     )
     assert code == "ValidationException"
-    assert message == (
-        "Can not use both expression and non-expression parameters in the same request: "
-        "Non-expression parameters: {AttributeUpdates} Expression parameters: {UpdateExpression}"
+    assert message == (  # in the request envelope (dynoxide's capture of the service)
+        "1 validation error detected: Can not use both expression and non-expression parameters in "
+        "the same request: Non-expression parameters: {AttributeUpdates} Expression parameters: {UpdateExpression}"
     )
 
 

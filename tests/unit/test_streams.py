@@ -75,9 +75,10 @@ def test_labels_arns_and_shard_ids() -> None:
     arn = streams.stream_arn("arn:aws:dynamodb:r:1:table/orders", "L")
     assert streams.table_name_of_stream_arn(arn) == "orders"
     assert streams.table_name_of_stream_arn("arn:aws:dynamodb:r:1:table/orders") is None
-    shard_id = streams.shard_id_for(streams.FIRST_SEQUENCE, None)
-    assert 28 <= len(shard_id) <= 65 and shard_id.startswith("shardId-")
-    assert streams.shard_id_for(streams.FIRST_SEQUENCE, "a") != streams.shard_id_for(streams.FIRST_SEQUENCE, "b")
+    shard_id = streams.shard_id_for(streams.FIRST_SEQUENCE, None, 1414562045.508)
+    assert streams.SHARD_ID_PATTERN.fullmatch(shard_id) and shard_id.startswith("shardId-00000001414562045508-")
+    assert streams.shard_id_for(streams.FIRST_SEQUENCE, "a", 1.0) != streams.shard_id_for(streams.FIRST_SEQUENCE, "b", 1.0)
+    assert streams.shard_id_for(5, "a", 1.0) != streams.shard_id_for(6, "a", 1.0)
 
 
 def test_shard_description_and_json() -> None:

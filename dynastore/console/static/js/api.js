@@ -130,8 +130,10 @@ export async function consoleConfig() {
   return config;
 }
 
-/** A short text for a ConsumedCapacity answer (a single object or a list). */
-export function capacityText(consumed) {
+/** A short text for a ConsumedCapacity answer (a single object or a list).
+ * DynamoDB splits reads from writes only for transactions; ``unit`` names the
+ * aggregate of a plain call ("RCU" for a read, "WCU" for a write). */
+export function capacityText(consumed, unit = "CU") {
   if (!consumed) return null;
   const list = Array.isArray(consumed) ? consumed : [consumed];
   const parts = [];
@@ -143,7 +145,7 @@ export function capacityText(consumed) {
   }
   if (read) parts.push(`${trim(read)} RCU`);
   if (write) parts.push(`${trim(write)} WCU`);
-  if (!parts.length) parts.push(`${trim(total)} CU`);
+  if (!parts.length) parts.push(`${trim(total)} ${unit}`);
   return parts.join(" · ");
 }
 

@@ -183,7 +183,7 @@ export function itemsTable(table, items, indexName, onOpen) {
 
 function drawResults(table, state, results, response, request, ms, run) {
   const items = response.Items || [];
-  const capacity = capacityText(response.ConsumedCapacity);
+  const capacity = capacityText(response.ConsumedCapacity, "RCU");  // a Query or Scan
   const next = h("button", { id: "page-next", disabled: !response.LastEvaluatedKey, title: "n", onclick: () => { state.pages[state.page + 1] = response.LastEvaluatedKey; run(state.page + 1); } }, "Next →");
   const previous = h("button", { id: "page-prev", disabled: state.page === 0, title: "p", onclick: () => run(state.page - 1) }, "← Previous");
   const open = (item) => go(itemHash(table.TableName, primaryKeyOf(table, item)));
