@@ -130,6 +130,7 @@ def dispatch(database: Database, operation: str, request: dict[str, Any]) -> dic
 DATA_PLANE_OPERATIONS = frozenset((
     "GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan",
     "BatchGetItem", "BatchWriteItem", "TransactGetItems", "TransactWriteItems",
+    "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
 ))
 """Operations whose missing table DynamoDB answers with the bare "Requested
 resource not found" (boto3 and Terraform reports 2024-2025, ExtendDB's

@@ -56,6 +56,12 @@ MESSAGE_START_KEY_PREDICATE = "The provided starting key does not match the rang
 MESSAGE_ONE_ROW = "The query can return at most one row and cannot be restarted"
 MESSAGE_NOT_INDEXABLE = "Attempted conditional constraint is not an indexable operation"
 MESSAGE_KEY_CONDITION_NOT_SUPPORTED = "Query key condition not supported"
+FILTER_MAY_NAME_KEYS = "dynastore:FilterMayNameKeys"
+FILTER_MAY_NAME_KEYS_MARK = object()
+"""PartiQL's translated Queries (partiql/translate.py) carry this object
+under FILTER_MAY_NAME_KEYS: a PartiQL WHERE may test key attributes beyond
+the key condition, as DynamoDB's does. No JSON body can hold this object,
+so a client's Query cannot set it."""
 
 
 # --- helpers shared with Scan -------------------------------------------------------
@@ -290,7 +296,8 @@ def handle(database: Database, request: dict[str, Any]) -> bytes:
         check_start_key_shape(schema, start_key, MESSAGE_START_KEY_INVALID)
     key_range = _key_range(schema, request, key_text, context)
     context.check_all_used()
-    _check_filter_keys(schema, expressions)
+    if request.get(FILTER_MAY_NAME_KEYS) is not FILTER_MAY_NAME_KEYS_MARK:
+        _check_filter_keys(schema, expressions)
     check_key_paths(schema, expressions)
     sort_range = _sort_range(schema, key_range)
     pk = encode_attribute(schema.partition_key.type, key_range.partition_value)
@@ -597,7 +604,8 @@ def _query_index(
         schema, index, request, key_text, context
     )
     context.check_all_used()
-    _check_filter_keys_named(index.key_names, expressions)
+    if request.get(FILTER_MAY_NAME_KEYS) is not FILTER_MAY_NAME_KEYS_MARK:
+        _check_filter_keys_named(index.key_names, expressions)
     plan, fetch = index_read_setup(database, schema, index, request, expressions, select)
     sort_range = indexes.index_sort_range(index, equal_values, operator, values)
     pk = indexes.index_partition(index, partition_values)
