@@ -46,16 +46,109 @@ _TABLE_NAME = re.compile(limits.TABLE_NAME_PATTERN)
 
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any] | bytes:
-    statement = partiql.parse(request["Statement"])
+    text_of = request["Statement"]
+    statement = partiql.parse(text_of)
     if isinstance(statement, ast.Exists):
         raise ValidationException(text.EXISTS_OUTSIDE_TRANSACTION)
     parameters = bound_parameters(statement, request.get("Parameters"))
     schema = table_of(database, statement.source)
-    if isinstance(statement, ast.Select):
-        plan = translate_select(statement, parameters, schema, request.get("ConsistentRead"))
+    consistent = request.get("ConsistentRead")
+    key = (text_of, consistent, tuple(next(iter(value)) for value in parameters))
+    template = _TEMPLATES.get(key)
+    if template is not None and template.schema is schema:
+        plan = template.plan(parameters)
+    else:
+        plan = _translate(statement, parameters, schema, consistent)
+        _remember(key, plan, parameters, schema)
+    if isinstance(plan, ReadPlan):
         return run_select(database, plan, request, fingerprint(request))
-    write = translate_write(statement, parameters, schema)
-    return run_write(database, write, request)
+    return run_write(database, plan, request)
+
+
+def _translate(
+    statement: ast.Statement, parameters: list[Item], schema: TableSchema, consistent: bool | None
+) -> ReadPlan | WritePlan:
+    if isinstance(statement, ast.Select):
+        return translate_select(statement, parameters, schema, consistent)
+    assert not isinstance(statement, ast.Exists)
+    return translate_write(statement, parameters, schema)
+
+
+# --- translations remembered per statement text ---------------------------------------------
+#
+# A statement's translation depends on its text, the table's schema and the
+# types of its parameters; their values only fill places in the request. So
+# a GetItem or a write is translated once per (text, ConsistentRead,
+# parameter types) and later requests copy the request along the paths
+# where each parameter sits. Plans whose shape depends on the values (one
+# Query per distinct partition value, sorted by ORDER BY) are translated
+# each time.
+
+Slot = tuple[tuple[str | int, ...], int]
+
+
+class _Template:
+    __slots__ = ("schema", "base", "slots")
+
+    def __init__(self, schema: TableSchema, base: ReadPlan | WritePlan, slots: list[Slot]) -> None:
+        self.schema = schema
+        self.base = base
+        self.slots = slots
+
+    def plan(self, parameters: list[Item]) -> ReadPlan | WritePlan:
+        base = self.base
+        if isinstance(base, ReadPlan):
+            request = _filled(base.requests[0], self.slots, parameters)
+            return ReadPlan(base.operation, [request], base.table, base.renames)
+        return WritePlan(base.operation, _filled(base.request, self.slots, parameters), base.table, base.is_insert)
+
+
+_TEMPLATES: dict[tuple[Any, ...], _Template] = {}
+
+
+def _remember(key: tuple[Any, ...], plan: ReadPlan | WritePlan, parameters: list[Item], schema: TableSchema) -> None:
+    if isinstance(plan, ReadPlan):
+        if plan.operation != "GetItem":
+            return
+        request = plan.requests[0]
+    else:
+        request = plan.request
+    slots: list[Slot] = []
+    _find_parameters(request, (), {id(value): i for i, value in enumerate(parameters)}, slots)
+    if len({index for _, index in slots}) != len(parameters):
+        return  # a parameter was transformed (or two were one object): no template
+    if len(_TEMPLATES) >= limits.PARTIQL_PARSE_CACHE_ENTRIES:
+        _TEMPLATES.clear()
+    _TEMPLATES[key] = _Template(schema, plan, slots)
+
+
+def _find_parameters(node: Any, path: tuple[str | int, ...], positions: dict[int, int], slots: list[Slot]) -> None:
+    entries = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for step, child in entries:
+        index = positions.get(id(child))
+        if index is not None:
+            slots.append(((*path, step), index))
+        elif isinstance(child, (dict, list)):
+            _find_parameters(child, (*path, step), positions, slots)
+
+
+def _filled(request: dict[str, Any], slots: list[Slot], parameters: list[Item]) -> dict[str, Any]:
+    """A copy of ``request`` with each slot holding its parameter (containers
+    are copied along the slots' paths only; the rest is shared, read-only)."""
+    result = dict(request)
+    copies: dict[tuple[str | int, ...], Any] = {(): result}
+    for path, index in slots:
+        parent: Any = result
+        for depth in range(1, len(path)):
+            prefix = path[:depth]
+            copy = copies.get(prefix)
+            if copy is None:
+                original = parent[path[depth - 1]]
+                copy = copies[prefix] = list(original) if isinstance(original, list) else dict(original)
+                parent[path[depth - 1]] = copy
+            parent = copy
+        parent[path[-1]] = parameters[index]
+    return result
 
 
 # --- shared with BatchExecuteStatement and ExecuteTransaction ---------------------------
@@ -68,8 +161,9 @@ def bound_parameters(statement: ast.Statement, parameters: list[Any] | None) -> 
 
 def table_of(database: Database, source: ast.Source) -> TableSchema:
     name = source.table
-    if not (limits.TABLE_NAME_MIN_LENGTH <= len(name) <= limits.TABLE_NAME_MAX_LENGTH) or (
-        _TABLE_NAME.fullmatch(name) is None
+    if name not in database.tables and not (
+        limits.TABLE_NAME_MIN_LENGTH <= len(name) <= limits.TABLE_NAME_MAX_LENGTH
+        and _TABLE_NAME.fullmatch(name) is not None
     ):
         raise ValidationException(text.TABLE_NAME_INVALID)
     return database.table(name)
