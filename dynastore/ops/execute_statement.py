@@ -170,10 +170,13 @@ def table_of(database: Database, source: ast.Source) -> TableSchema:
 
 
 def call(database: Database, operation: str, request: dict[str, Any]) -> dict[str, Any] | bytes:
-    """Run ``operation``'s own handler (under the throughput model when it is on)."""
+    """Run ``operation``'s own handler, as dispatch would after its shape
+    checks: its fault rules first (docs/faults.md), under the throughput
+    model when it is on."""
     from dynastore.ops import OPERATIONS
 
     handler = OPERATIONS[operation]
+    database.faults.armed and database.faults.before(operation, request)
     if database.throughput is not None:
         result: dict[str, Any] | bytes = database.throughput.run(operation, handler, request)
         return result

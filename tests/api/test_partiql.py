@@ -222,3 +222,20 @@ def test_unknown_table_and_parameters(client: Any, table: str) -> None:
     assert refused(client, f'SELECT * FROM "{table}" WHERE pk = ?', {"S": "a"}, {"S": "b"}) == (
         "ValidationException", message)
     assert len(run(client, f"SELECT * FROM \"{table}\" WHERE pk = ? AND n > ?", {"S": "a"}, {"N": "15"})["Items"]) == 3
+
+
+def test_a_scan_pages_through_every_item(client: Any, table: str) -> None:
+    seen: list[tuple[str, str]] = []
+    options: dict[str, Any] = {"Limit": 2}
+    while True:
+        page = run(client, f'SELECT * FROM "{table}"', **options)
+        seen += keys(page["Items"])
+        if "NextToken" not in page:
+            break
+        options["NextToken"] = page["NextToken"]
+    assert sorted(seen) == [("a", "1"), ("a", "2"), ("a", "3"), ("a", "4"), ("b", "1")]
+
+
+def test_partition_values_without_items_and_a_filter_on_keys(client: Any, table: str) -> None:
+    response = run(client, f"SELECT * FROM \"{table}\" WHERE pk IN ['none', 'b', 'a'] AND sk <> 2 AND n < 40")
+    assert sorted(keys(response["Items"])) == [("a", "1"), ("a", "3"), ("b", "1")]
