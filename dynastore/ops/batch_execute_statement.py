@@ -94,7 +94,7 @@ def _run_one(
     parameters = bound_parameters(statement, entry.get("Parameters"))
     schema = table_of(database, statement.source)
     if isinstance(statement, ast.Select):
-        plan = translate_select(statement, parameters, schema, entry.get("ConsistentRead"))
+        plan = partiql.deep(translate_select, statement, parameters, schema, entry.get("ConsistentRead"))
         if plan.operation != "GetItem":
             raise ValidationException(text.INCOMPLETE_KEY)
         get = with_options(dict(plan.requests[0]), outer, "ReturnConsumedCapacity")
@@ -106,7 +106,7 @@ def _run_one(
             answer["ConsumedCapacity"] = page["ConsumedCapacity"]
         return answer
     assert isinstance(statement, (ast.Insert, ast.Update, ast.Delete))
-    write = translate_write(statement, parameters, schema)
+    write = partiql.deep(translate_write, statement, parameters, schema)
     options = dict(outer, ReturnValuesOnConditionCheckFailure=entry.get("ReturnValuesOnConditionCheckFailure"))
     result = run_write(database, write, options)
     result.pop("Items", None)

@@ -58,7 +58,7 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any] | byte
     if template is not None and template.schema is schema:
         plan = template.plan(parameters)
     else:
-        plan = _translate(statement, parameters, schema, consistent)
+        plan = partiql.deep(_translate, statement, parameters, schema, consistent)
         _remember(key, plan, parameters, schema)
     if isinstance(plan, ReadPlan):
         return run_select(database, plan, request, fingerprint(request))

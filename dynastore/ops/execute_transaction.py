@@ -71,8 +71,8 @@ def _action(
         schema = table_of(database, source)
         if read:
             assert isinstance(statement, ast.Select)
-            return transact_get(statement, parameters, schema)
-        action = transact_write(statement, parameters, schema)
+            return partiql.deep(transact_get, statement, parameters, schema)
+        action = partiql.deep(transact_write, statement, parameters, schema)
     except ResourceNotFoundException:
         raise ResourceNotFoundException("Requested resource not found") from None
     except ValidationException as error:

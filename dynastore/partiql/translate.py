@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from dynastore import limits
 from dynastore.engine.schema import KeyAttribute, TableSchema
 from dynastore.errors import ValidationException
 from dynastore.ops.query import FILTER_MAY_NAME_KEYS, FILTER_MAY_NAME_KEYS_MARK
@@ -370,6 +371,8 @@ def translate_select(
         return _scan(statement, parts, exprs, base, renames, partition, sort)
     position, value_nodes = fixed
     values = _distinct([bind(node, parameters) for node in value_nodes])
+    if len(values) > limits.PARTIQL_PARTITION_VALUES_MAX:
+        raise ValidationException(text.TOO_MANY_READS)
     for value in values:
         _check_key_value(partition, value)
     rest = parts[:position] + parts[position + 1:]

@@ -239,3 +239,10 @@ def test_a_scan_pages_through_every_item(client: Any, table: str) -> None:
 def test_partition_values_without_items_and_a_filter_on_keys(client: Any, table: str) -> None:
     response = run(client, f"SELECT * FROM \"{table}\" WHERE pk IN ['none', 'b', 'a'] AND sk <> 2 AND n < 40")
     assert sorted(keys(response["Items"])) == [("a", "1"), ("a", "3"), ("b", "1")]
+
+
+def test_deeply_nested_statements_are_refused_not_crashed(client: Any, table: str) -> None:
+    code, _ = refused(client, f'SELECT * FROM "{table}" WHERE ' + "NOT " * 1500 + "n = 1")
+    assert code == "ValidationException"
+    code, _ = refused(client, f'SELECT * FROM "{table}" WHERE n = ' + "[" * 1000 + "]" * 1000)
+    assert code == "ValidationException"

@@ -153,3 +153,10 @@ def test_refuses(text: str, message: str) -> None:
 def test_each_text_is_parsed_once() -> None:
     text = "SELECT * FROM t WHERE pk = 'cached-once'"
     assert partiql.parse(text) is partiql.parse(text)
+
+
+def test_deep_nesting_parses_or_is_refused_never_crashes() -> None:
+    deep = partiql.parse("SELECT * FROM t WHERE " + "(" * 3000 + "a = 1" + ")" * 3000)
+    assert isinstance(deep, Select) and deep.where == Comparison("=", p("a"), n("1"))
+    nots = partiql.parse("SELECT * FROM t WHERE " + "NOT " * 1500 + "a = 1")
+    assert isinstance(nots, Select) and isinstance(nots.where, Not)

@@ -267,3 +267,11 @@ def test_transaction_actions() -> None:
     assert refused(transact_get, partial, [], TABLE) == (
         "Select statements within ExecuteTransaction must specify the primary key in the where clause."
     )
+
+
+def test_at_most_50_partition_values() -> None:
+    values = ", ".join(f"'{i}'" for i in range(51))
+    assert refused(select, f"SELECT * FROM t WHERE pk IN [{values}]") == (
+        "Too many decomposed read operations for a given query."
+    )
+    assert len(select(f"SELECT * FROM t WHERE pk IN [{values[:-6]}]").requests) == 50
