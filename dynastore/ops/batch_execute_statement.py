@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from dynastore import partiql
 from dynastore.errors import (
     DynamoDBError,
+    InternalServerError,
     ResourceNotFoundException,
     ValidationException,
 )
@@ -32,6 +33,9 @@ from dynastore.ops.execute_statement import (
 from dynastore.partiql import ast
 from dynastore.partiql import messages as text
 from dynastore.partiql.translate import translate_select, translate_write
+from dynastore.storage.base import CatalogueChanged
+
+CATALOGUE_ATTEMPTS = 3
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -74,7 +78,7 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
             if isinstance(statement, ast.Exists):
                 raise ValidationException(text.EXISTS_OUTSIDE_TRANSACTION)
             table = statement.source.table
-            answer = _run_one(database, statement, entry, outer)
+            answer = _on_the_current_catalogue(database, statement, entry, outer)
         except DynamoDBError as error:
             responses.append(_error_response(error, table))
             continue
@@ -85,6 +89,28 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     if request.get("ReturnConsumedCapacity") in ("TOTAL", "INDEXES"):
         response["ConsumedCapacity"] = [capacity for capacity in capacities.values() if capacity is not None]
     return response
+
+
+def _on_the_current_catalogue(
+    database: Database, statement: ast.Statement, entry: dict[str, Any], outer: dict[str, Any]
+) -> dict[str, Any]:
+    """One statement, run again on a reloaded catalogue when its table was
+    not found here but another server may have created it, or when its
+    commit was refused because another server changed the table (statement
+    by statement: the batch's earlier statements must not run twice, as
+    they would if dispatch ran the whole request again)."""
+    for attempt in range(CATALOGUE_ATTEMPTS):
+        last = attempt == CATALOGUE_ATTEMPTS - 1
+        try:
+            return _run_one(database, statement, entry, outer)
+        except CatalogueChanged:
+            if last:
+                raise InternalServerError() from None
+            database.refresh_catalogue(check=True)
+        except ResourceNotFoundException:
+            if last or not database.refresh_catalogue(check=True):
+                raise
+    raise InternalServerError()
 
 
 def _run_one(
