@@ -61,7 +61,7 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any] | byte
         plan = partiql.deep(_translate, statement, parameters, schema, consistent)
         _remember(key, plan, parameters, schema)
     if isinstance(plan, ReadPlan):
-        return run_select(database, plan, request, fingerprint(request))
+        return run_select(database, plan, request)
     return run_write(database, plan, request)
 
 
@@ -239,11 +239,10 @@ def run_write(database: Database, plan: WritePlan, outer: dict[str, Any]) -> dic
 _GET_PREFIX = b'{"Item":'
 
 
-def run_select(
-    database: Database, plan: ReadPlan, outer: dict[str, Any], token_key: str
-) -> dict[str, Any] | bytes:
+def run_select(database: Database, plan: ReadPlan, outer: dict[str, Any]) -> dict[str, Any] | bytes:
     if plan.operation == "GetItem":
         return _run_get(database, plan, outer)
+    token_key = fingerprint(outer)
     start, start_key = _start(outer.get("NextToken"), token_key, len(plan.requests))
     limit = outer.get("Limit")
     items: list[Item] = []

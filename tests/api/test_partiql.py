@@ -246,3 +246,21 @@ def test_deeply_nested_statements_are_refused_not_crashed(client: Any, table: st
     assert code == "ValidationException"
     code, _ = refused(client, f'SELECT * FROM "{table}" WHERE n = ' + "[" * 1000 + "]" * 1000)
     assert code == "ValidationException"
+
+
+def test_one_statement_text_with_many_parameter_values(client: Any, table: str) -> None:
+    """Each text is translated once per parameter types; the values differ per call."""
+    insert = f"INSERT INTO \"{table}\" VALUE {{'pk': ?, 'sk': ?, 'doc': {{'l': [?, 1]}}}}"
+    update = f'UPDATE "{table}" SET doc.l[1] = ? WHERE pk = ? AND sk = ? RETURNING MODIFIED NEW *'
+    select = f'SELECT doc FROM "{table}" WHERE pk = ? AND sk = ?'
+    for i in range(3):
+        run(client, insert, {"S": f"t{i}"}, {"N": str(i)}, {"S": f"first {i}"})
+    for i in range(3):
+        assert run(client, update, {"N": str(i * 100)}, {"S": f"t{i}"}, {"N": str(i)})["Items"] == [
+            {"doc": {"M": {"l": {"L": [{"N": str(i * 100)}]}}}}]  # UPDATED_NEW: the updated path only
+    for i in range(3):
+        assert run(client, select, {"S": f"t{i}"}, {"N": str(i)})["Items"] == [
+            {"doc": {"M": {"l": {"L": [{"S": f"first {i}"}, {"N": str(i * 100)}]}}}}]
+    assert run(client, select, {"S": "t9"}, {"N": "9"})["Items"] == []
+    code, message = refused(client, select, {"S": "t1"}, {"S": "1"})
+    assert message == "Key attribute's data type should match its data type in table's schema: Key sk"
