@@ -35,6 +35,7 @@ from dynastore.expressions import (
 from dynastore.expressions.ast import Path
 from dynastore.expressions.evaluate import parse_checked_condition
 from dynastore.expressions.validate import resolve_path
+from dynastore.partiql.translate import FILTER_MAY_NAME_KEYS, FILTER_MAY_NAME_KEYS_MARK
 from dynastore.storage.base import Row, SortKeyRange, Storage
 from dynastore.types.attribute_value import compare_values, type_of, validate_attribute_value
 from dynastore.types.keys import encode_attribute
@@ -56,12 +57,6 @@ MESSAGE_START_KEY_PREDICATE = "The provided starting key does not match the rang
 MESSAGE_ONE_ROW = "The query can return at most one row and cannot be restarted"
 MESSAGE_NOT_INDEXABLE = "Attempted conditional constraint is not an indexable operation"
 MESSAGE_KEY_CONDITION_NOT_SUPPORTED = "Query key condition not supported"
-FILTER_MAY_NAME_KEYS = "dynastore:FilterMayNameKeys"
-FILTER_MAY_NAME_KEYS_MARK = object()
-"""PartiQL's translated Queries (partiql/translate.py) carry this object
-under FILTER_MAY_NAME_KEYS: a PartiQL WHERE may test key attributes beyond
-the key condition, as DynamoDB's does. No JSON body can hold this object,
-so a client's Query cannot set it."""
 
 
 # --- helpers shared with Scan -------------------------------------------------------

@@ -71,6 +71,8 @@ TABLE_NAME_INVALID = (
     "'a-z', 'A-Z', '0-9', '-', '_', '.'."
 )
 DUPLICATE_ITEM = "Duplicate primary key exists in table"
+MISSING_INDEX = "The table does not have the specified index"
+"""(Query's text; ops.MISSING_INDEX, which dispatch's catalogue refresh looks for.)"""
 TRANSACTION_MIXED = (
     "ExecuteTransaction API does not support both read and write operations in the same request."
 )

@@ -24,7 +24,6 @@ import orjson
 from dynastore import limits
 from dynastore.engine.schema import KeyAttribute, TableSchema
 from dynastore.errors import ValidationException
-from dynastore.ops.query import FILTER_MAY_NAME_KEYS, FILTER_MAY_NAME_KEYS_MARK
 from dynastore.partiql import ast
 from dynastore.partiql import messages as text
 from dynastore.types.number import normalize_number
@@ -33,6 +32,13 @@ Item = dict[str, Any]
 KEY_TYPES = ("S", "N", "B")
 IS_TYPE_CODES = {"BOOL", "S", "N", "B", "M", "L", "NULL"}
 CONDITION_FUNCTIONS = ("begins_with", "contains", "attribute_type", "attribute_exists", "attribute_not_exists")
+FILTER_MAY_NAME_KEYS = "dynastore:FilterMayNameKeys"
+FILTER_MAY_NAME_KEYS_MARK = object()
+"""A translated Query carries this object under FILTER_MAY_NAME_KEYS: a
+PartiQL WHERE may test key attributes beyond the key condition, as
+DynamoDB's does, which a Query's FilterExpression may not (ops/query.py
+skips that check for it). No JSON body can hold this object, so a client's
+own Query cannot set it."""
 PARTITION_PLACEHOLDER = ":pk"
 """The partition key's value in a Query's key condition: one request per
 value then differs in this one entry of ExpressionAttributeValues."""
@@ -337,9 +343,7 @@ def _key_attributes(schema: TableSchema, index_name: str | None) -> tuple[KeyAtt
         return schema.partition_key, schema.sort_key
     index = schema.index(index_name)
     if index is None:
-        from dynastore.ops import MISSING_INDEX
-
-        raise ValidationException(f"{MISSING_INDEX}: {index_name}")
+        raise ValidationException(f"{text.MISSING_INDEX}: {index_name}")
     return index.partition_keys[0], index.sort_keys[0] if index.sort_keys else None
 
 

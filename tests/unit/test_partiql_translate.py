@@ -11,9 +11,9 @@ import pytest
 from dynastore import partiql
 from dynastore.engine.schema import IndexDefinition, KeyAttribute, TableSchema
 from dynastore.errors import ValidationException
-from dynastore.ops.query import FILTER_MAY_NAME_KEYS
 from dynastore.partiql import ast
 from dynastore.partiql.translate import (
+    FILTER_MAY_NAME_KEYS,
     bind,
     leaf_name,
     rename_projected,
