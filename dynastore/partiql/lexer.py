@@ -32,6 +32,7 @@ class Token:
 
 
 _NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_DIGITS = frozenset("0123456789")
 _NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _PUNCTUATION = ("<<", ">>", "<=", ">=", "<>", "!=", "||", "(", ")", "[", "]", "{", "}",
                 ",", ".", ":", "*", "=", "<", ">", "+", "-", "/", "%", ";")
@@ -60,7 +61,7 @@ def tokenize(text: str) -> list[Token]:
         elif char == "?":
             tokens.append(Token(PARAMETER, "?", position))
             position += 1
-        elif char.isdigit() or (char == "." and position + 1 < length and text[position + 1].isdigit()):
+        elif char in _DIGITS or (char == "." and position + 1 < length and text[position + 1] in _DIGITS):
             match = _NUMBER.match(text, position)
             assert match is not None
             tokens.append(Token(NUMBER, match.group(), position))

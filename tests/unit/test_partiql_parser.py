@@ -5,6 +5,8 @@ the suites docs/partiql.md cites)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dynastore import partiql
 from dynastore.errors import ValidationException
@@ -160,3 +162,30 @@ def test_deep_nesting_parses_or_is_refused_never_crashes() -> None:
     assert isinstance(deep, Select) and deep.where == Comparison("=", p("a"), n("1"))
     nots = partiql.parse("SELECT * FROM t WHERE " + "NOT " * 1500 + "a = 1")
     assert isinstance(nots, Select) and isinstance(nots.where, Not)
+
+
+FRAGMENTS = [
+    "SELECT", "INSERT", "INTO", "UPDATE", "DELETE", "FROM", "WHERE", "AND", "OR", "NOT", "IN", "IS",
+    "MISSING", "NULL", "BETWEEN", "SET", "REMOVE", "VALUE", "RETURNING", "ALL", "MODIFIED", "OLD", "NEW",
+    "ORDER", "BY", "DESC", "EXISTS", "size", "begins_with", "set_add", "list_append", "t", '"t"', '"i"',
+    "pk", "sk", "a", "'x'", "''", "1", "-2.5", "1e3", "?", "*", ",", ".", "(", ")", "[", "]", "{", "}",
+    "<<", ">>", ":", "=", "<>", "<", ">=", "+", "-", ";", "--", "/*", "*/", "'", '"', "#", "TRUE",
+]
+
+
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=25))
+@settings(max_examples=400, deadline=None)
+def test_any_token_soup_parses_or_is_a_validation_error(fragments: list[str]) -> None:
+    try:
+        partiql.parse(" ".join(fragments))
+    except ValidationException:
+        pass
+
+
+@given(st.text(max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_any_text_parses_or_is_a_validation_error(statement: str) -> None:
+    try:
+        partiql.parse("SELECT * FROM t WHERE " + statement)
+    except ValidationException:
+        pass

@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dynastore import partiql
 from dynastore.engine.schema import IndexDefinition, KeyAttribute, TableSchema
@@ -275,3 +277,39 @@ def test_at_most_50_partition_values() -> None:
         "Too many decomposed read operations for a given query."
     )
     assert len(select(f"SELECT * FROM t WHERE pk IN [{values[:-6]}]").requests) == 50
+
+
+CLAUSES = [
+    "pk = 'a'", "sk = 1", "pk = ?", "sk > ?", "x = [1, {'a': ?}]", "pk IN ['a', 'b']", "pk = 'a' OR pk = 'b'",
+    "x IS MISSING", "NOT x = 1", "begins_with(sk, 'a')", "size(x) > 1", "x BETWEEN 1 AND ?", "pk = 1",
+    "sk = 'z'", "x = <<1, 2>>", "x = <<>>", "x = MISSING", "contains(x, ?)", "attribute_type(x, 'S')",
+    "pk = [1]", "x.y[2] = 1e126", "frob(x)", "x = size(y)", "(pk = 'a' AND sk = 2)",
+]
+STATEMENTS = [
+    "SELECT * FROM t WHERE {}", "SELECT a, b.c FROM \"t\".\"gsi\" WHERE {}", "DELETE FROM t WHERE {}",
+    "UPDATE t SET v = ? WHERE {}", "UPDATE t SET v = set_add(v, <<'x'>>) REMOVE w WHERE {} RETURNING ALL OLD *",
+    "SELECT * FROM t WHERE {} ORDER BY sk DESC", "EXISTS(SELECT * FROM t WHERE {})",
+]
+PARAMETER_VALUES = [{"S": "a"}, {"N": "1"}, {"L": []}, {"NULL": True}, {"SS": ["x"]}]
+
+
+@given(st.sampled_from(STATEMENTS), st.lists(st.sampled_from(CLAUSES), min_size=1, max_size=4),
+       st.sampled_from(["AND", "OR"]), st.lists(st.sampled_from(PARAMETER_VALUES), max_size=6))
+@settings(max_examples=400, deadline=None)
+def test_any_statement_translates_or_is_a_validation_error(
+    template: str, clauses: list[str], joiner: str, values: list[dict[str, Any]]
+) -> None:
+    statement = partiql.parse(template.format(f" {joiner} ".join(clauses)))
+    parameters = (values * 10)[: statement.parameters] if values else [{"S": "p"}] * statement.parameters
+    try:
+        if isinstance(statement, ast.Select):
+            translate_select(statement, parameters, TABLE)
+            transact_get(statement, parameters, TABLE)
+        elif isinstance(statement, ast.Exists):
+            transact_write(statement, parameters, TABLE)
+        else:
+            assert isinstance(statement, (ast.Insert, ast.Update, ast.Delete))
+            translate_write(statement, parameters, TABLE)
+            transact_write(statement, parameters, TABLE)
+    except ValidationException:
+        pass
