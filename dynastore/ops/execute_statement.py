@@ -248,6 +248,7 @@ def run_select(database: Database, plan: ReadPlan, outer: dict[str, Any]) -> dic
     items: list[Item] = []
     capacity: dict[str, Any] | None = None
     next_token: str | None = None
+    last_key: Item | None = None
     position = start
     while position < len(plan.requests):
         request = with_options(dict(plan.requests[position]), outer, "ReturnConsumedCapacity")
@@ -261,6 +262,7 @@ def run_select(database: Database, plan: ReadPlan, outer: dict[str, Any]) -> dic
         start_key = page.get("LastEvaluatedKey")
         if start_key is not None:
             next_token = _token(token_key, position, start_key)
+            last_key = start_key
             break
         position += 1
         if limit is not None:
@@ -274,6 +276,8 @@ def run_select(database: Database, plan: ReadPlan, outer: dict[str, Any]) -> dic
     answer: dict[str, Any] = {"Items": items}
     if next_token is not None:
         answer["NextToken"] = next_token
+    if last_key is not None:  # the API reference: a read stopped by Limit or 1 MB says where
+        answer["LastEvaluatedKey"] = last_key
     if capacity is not None:
         answer["ConsumedCapacity"] = capacity
     return answer

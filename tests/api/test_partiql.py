@@ -124,6 +124,7 @@ def test_pages_with_limit_and_next_token(client: Any, table: str) -> None:
     assert seen == [("a", "1"), ("a", "2"), ("a", "3"), ("a", "4"), ("b", "1")]
     assert pages >= 2
     first = run(client, statement, Limit=1)
+    assert first["LastEvaluatedKey"] == {"pk": {"S": "a"}, "sk": {"N": "1"}}
     code, message = refused(client, f"SELECT * FROM \"{table}\" WHERE pk = 'b'", NextToken=first["NextToken"])
     assert (code, message) == ("ValidationException", "NextToken does not match request")
     assert refused(client, statement, NextToken="not a token") == ("ValidationException", "Invalid NextToken")
