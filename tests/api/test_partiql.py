@@ -265,3 +265,27 @@ def test_one_statement_text_with_many_parameter_values(client: Any, table: str) 
     assert run(client, select, {"S": "t9"}, {"N": "9"})["Items"] == []
     code, message = refused(client, select, {"S": "t1"}, {"S": "1"})
     assert message == "Key attribute's data type should match its data type in table's schema: Key sk"
+
+
+def test_reads_through_a_local_index_and_capacity_by_index(client: Any, make_table: Any) -> None:
+    name = make_table(
+        pk=("pk", "S"), sk=("sk", "N"),
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "N"},
+                              {"AttributeName": "rank", "AttributeType": "N"}],
+        LocalSecondaryIndexes=[{"IndexName": "by-rank", "KeySchema": [
+            {"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "rank", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "ALL"}}],
+    )
+    for pk, sk, rank in (("a", 1, 30), ("a", 2, 10), ("a", 3, 20), ("b", 1, 5)):
+        run(client, f"INSERT INTO \"{name}\" VALUE {{'pk': ?, 'sk': ?, 'rank': ?}}",
+            {"S": pk}, {"N": str(sk)}, {"N": str(rank)})
+    ranked = run(client, f"SELECT sk FROM \"{name}\".\"by-rank\" WHERE pk = 'a' AND rank >= 20 ORDER BY rank DESC")
+    assert ranked["Items"] == [{"sk": {"N": "1"}}, {"sk": {"N": "3"}}]
+    both = run(client, f"SELECT * FROM \"{name}\".\"by-rank\" WHERE pk IN ['a', 'b']", ReturnConsumedCapacity="INDEXES")
+    one = client.query(TableName=name, IndexName="by-rank", KeyConditionExpression="pk = :p",
+                       ExpressionAttributeValues={":p": {"S": "a"}}, ReturnConsumedCapacity="INDEXES")
+    other = client.query(TableName=name, IndexName="by-rank", KeyConditionExpression="pk = :p",
+                         ExpressionAttributeValues={":p": {"S": "b"}}, ReturnConsumedCapacity="INDEXES")
+    capacity = both["ConsumedCapacity"]
+    assert capacity["CapacityUnits"] == one["ConsumedCapacity"]["CapacityUnits"] + other["ConsumedCapacity"]["CapacityUnits"]
+    assert capacity["LocalSecondaryIndexes"]["by-rank"]["CapacityUnits"] == capacity["CapacityUnits"]
