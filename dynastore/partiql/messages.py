@@ -63,6 +63,7 @@ ORDER_BY_WITHOUT_HASH_KEY = (
     "Must have at least one non-optional hash key condition in WHERE clause when using ORDER BY clause."
 )
 ORDER_BY_NOT_KEY = "Variable reference {} in ORDER BY clause must be part of the primary key"
+OVERLAPPING_CONDITIONS = "Overlapping conditions with range keys are not supported in where clause"
 TOO_MANY_READS = "Too many decomposed read operations for a given query."
 INVALID_NEXT_TOKEN = "Invalid NextToken"
 NEXT_TOKEN_MISMATCH = "NextToken does not match request"

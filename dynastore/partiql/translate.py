@@ -372,6 +372,10 @@ def translate_select(
         None,
     )
     if fixed is None:
+        if len(parts) == 1 and isinstance(parts[0], ast.Or):
+            queries = _disjunct_queries(statement, parameters, schema, consistent_read)
+            if queries is not None:
+                return queries
         return _scan(statement, parts, exprs, base, renames, partition, sort)
     position, value_nodes = fixed
     values = _distinct([bind(node, parameters) for node in value_nodes])
@@ -413,6 +417,100 @@ def translate_select(
         request["ExpressionAttributeValues"] = {**exprs.values, PARTITION_PLACEHOLDER: value}
         requests.append(request)
     return ReadPlan("Query", requests, source.table, renames)
+
+
+def disjuncts(node: ast.Node) -> list[ast.Node]:
+    if isinstance(node, ast.Or):
+        return disjuncts(node.left) + disjuncts(node.right)
+    return [node]
+
+
+def _disjunct_queries(
+    statement: ast.Select, parameters: list[Item], schema: TableSchema, consistent_read: bool | None
+) -> ReadPlan | None:
+    """``A OR B OR ...`` where every side fixes the partition key (with
+    conditions of its own): one Query per side and partition value, or None
+    (a Scan) when a side does not. Two sides on one partition overlap unless
+    each fixes a different sort-key value (DynamoDB refuses the overlap)."""
+    source = statement.source
+    partition, sort = _key_attributes(schema, source.index)
+    assert statement.where is not None
+    queries: list[tuple[Item, dict[str, Any], Item | None]] = []
+    for side in disjuncts(statement.where):
+        parts = conjuncts(side)
+        fixed = next(
+            ((i, found) for i, part in enumerate(parts) if (found := partition_values(part, partition.name))),
+            None,
+        )
+        if fixed is None:
+            return None
+        position, value_nodes = fixed
+        rest = parts[:position] + parts[position + 1:]
+        sort_value = None
+        if sort is not None:
+            equal = next((equality_value(part, sort.name) for part in rest if equality_value(part, sort.name)), None)
+            sort_value = bind(equal, parameters) if equal is not None else None
+        for value in _distinct([bind(node, parameters) for node in value_nodes]):
+            _check_key_value(partition, value)
+            request = _query_request(statement, parameters, partition, sort, consistent_read, list(rest))
+            request["ExpressionAttributeValues"] = {**request.get("ExpressionAttributeValues", {}),
+                                                    PARTITION_PLACEHOLDER: value}
+            queries.append((value, request, sort_value))
+    if len(queries) > limits.PARTIQL_PARTITION_VALUES_MAX:
+        raise ValidationException(text.TOO_MANY_READS)
+    _check_no_overlap(queries)
+    values = [value for value, _, _ in queries]
+    order = {id(value): i for i, value in enumerate(values)}
+    probe: dict[str, Any] = {}
+    _order(statement, probe, partition, sort, values)
+    requests = [queries[order[id(value)]][1] for value in values]
+    for request in requests:
+        request.update(probe)
+    renames = _projection(statement.projection, Expressions(parameters), {})
+    return ReadPlan("Query", requests, source.table, renames)
+
+
+def _query_request(
+    statement: ast.Select,
+    parameters: list[Item],
+    partition: KeyAttribute,
+    sort: KeyAttribute | None,
+    consistent_read: bool | None,
+    rest: list[ast.Node],
+) -> dict[str, Any]:
+    """One side's Query, with expressions of its own (every placeholder used)."""
+    exprs = Expressions(parameters)
+    request: dict[str, Any] = {"TableName": statement.source.table}
+    if statement.source.index is not None:
+        request["IndexName"] = statement.source.index
+    if consistent_read is not None:
+        request["ConsistentRead"] = consistent_read
+    _projection(statement.projection, exprs, request)
+    key_condition = f"{exprs.name(partition.name)} = {PARTITION_PLACEHOLDER}"
+    if sort is not None:
+        for i, part in enumerate(rest):
+            condition = sort_condition(part, sort.name, exprs, sort.type)
+            if condition is not None:
+                key_condition += " AND " + condition
+                del rest[i]
+                break
+    request["KeyConditionExpression"] = key_condition
+    request[FILTER_MAY_NAME_KEYS] = FILTER_MAY_NAME_KEYS_MARK
+    remaining = conjunction(rest)
+    if remaining is not None:
+        request["FilterExpression"] = exprs.condition(remaining)
+    return exprs.attach(request)
+
+
+def _check_no_overlap(queries: list[tuple[Item, dict[str, Any], Item | None]]) -> None:
+    by_partition: dict[bytes, list[Item | None]] = {}
+    for value, _, sort_value in queries:
+        by_partition.setdefault(orjson.dumps(value, option=orjson.OPT_SORT_KEYS), []).append(sort_value)
+    for sort_values in by_partition.values():
+        if len(sort_values) < 2:
+            continue
+        if any(value is None for value in sort_values) or len(_distinct(sort_values)) != len(sort_values):  # type: ignore[arg-type]
+            raise ValidationException(text.OVERLAPPING_CONDITIONS)
 
 
 def _is_full_key_equality(rest: list[ast.Node], sort: KeyAttribute | None) -> bool:

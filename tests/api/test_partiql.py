@@ -289,3 +289,12 @@ def test_reads_through_a_local_index_and_capacity_by_index(client: Any, make_tab
     capacity = both["ConsumedCapacity"]
     assert capacity["CapacityUnits"] == one["ConsumedCapacity"]["CapacityUnits"] + other["ConsumedCapacity"]["CapacityUnits"]
     assert capacity["LocalSecondaryIndexes"]["by-rank"]["CapacityUnits"] == capacity["CapacityUnits"]
+
+
+def test_an_or_of_partition_sides_costs_its_queries(client: Any, table: str) -> None:
+    statement = f"SELECT * FROM \"{table}\" WHERE pk = 'a' AND sk >= 3 OR pk = 'b' AND n = 10 ORDER BY pk"
+    response = run(client, statement, ReturnConsumedCapacity="TOTAL")
+    assert keys(response["Items"]) == [("a", "3"), ("a", "4"), ("b", "1")]
+    assert response["ConsumedCapacity"]["CapacityUnits"] == 1.0  # two Queries of 0.5, not a Scan
+    assert refused(client, f"SELECT * FROM \"{table}\" WHERE pk = 'a' AND n = 1 OR pk = 'a' AND sk = 2") == (
+        "ValidationException", "Overlapping conditions with range keys are not supported in where clause")

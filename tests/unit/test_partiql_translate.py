@@ -313,3 +313,23 @@ def test_any_statement_translates_or_is_a_validation_error(
             transact_write(statement, parameters, TABLE)
     except ValidationException:
         pass
+
+
+def test_an_or_of_partition_sides_is_one_query_per_side() -> None:
+    plan = select("SELECT a FROM t WHERE pk = 'b' AND x = 1 OR pk = 'a' AND sk > 2 AND y = 2 ORDER BY pk")
+    assert plan.operation == "Query"
+    assert [request["ExpressionAttributeValues"][":pk"] for request in plan.requests] == [{"S": "a"}, {"S": "b"}]
+    first, second = plan.requests
+    assert first["KeyConditionExpression"] == "#n1 = :pk AND #n2 > :v0"
+    assert first["FilterExpression"] == "#n3 = :v1"
+    assert first["ProjectionExpression"] == "#n0"
+    assert second["KeyConditionExpression"] == "#n1 = :pk" and second["FilterExpression"] == "#n2 = :v0"
+    assert len(select("SELECT * FROM t WHERE pk = 'a' AND sk = 1 OR pk = 'a' AND sk = 2").requests) == 2
+    assert select("SELECT * FROM t WHERE pk = 'a' AND x = 1 OR y = 2").operation == "Scan"
+
+
+@pytest.mark.parametrize("condition", ["x = '1'", "x <> '1'"])
+def test_overlapping_sides_on_one_partition_are_refused(condition: str) -> None:
+    assert refused(select, f"SELECT * FROM t WHERE pk = 'a' AND {condition} OR pk = 'a' AND sk = 2") == (
+        "Overlapping conditions with range keys are not supported in where clause"
+    )
