@@ -149,6 +149,8 @@ class _Parser:
             parsed = self.delete()
         elif first.is_keyword("exists"):
             parsed = self.exists()
+        elif first.is_keyword("from"):
+            parsed = self.update_from_first()
         elif self.at_end():
             raise not_well_formed(text.UNEXPECTED_TERM)
         else:
@@ -274,6 +276,22 @@ class _Parser:
         self.expect_keyword("update")
         source = self.source()
         self.refuse_alias()
+        sets, removes = self.assignments()
+        where = self.where()
+        returning = self.returning()
+        return ast.Update(source, tuple(sets), tuple(removes), where, returning, self.parameters)
+
+    def update_from_first(self) -> ast.Update:
+        """PartiQL's other spelling of UPDATE: ``FROM t [WHERE ...] SET ...``."""
+        self.expect_keyword("from")
+        source = self.source()
+        self.refuse_alias()
+        where = self.where()
+        sets, removes = self.assignments()
+        returning = self.returning()
+        return ast.Update(source, tuple(sets), tuple(removes), where, returning, self.parameters)
+
+    def assignments(self) -> tuple[list[tuple[ast.Path, ast.Node]], list[ast.Path]]:
         sets: list[tuple[ast.Path, ast.Node]] = []
         removes: list[ast.Path] = []
         while True:
@@ -293,9 +311,7 @@ class _Parser:
                 break
         if not sets and not removes:
             raise self.unexpected()
-        where = self.where()
-        returning = self.returning()
-        return ast.Update(source, tuple(sets), tuple(removes), where, returning, self.parameters)
+        return sets, removes
 
     def delete(self) -> ast.Delete:
         self.expect_keyword("delete")

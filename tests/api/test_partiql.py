@@ -298,3 +298,10 @@ def test_an_or_of_partition_sides_costs_its_queries(client: Any, table: str) -> 
     assert response["ConsumedCapacity"]["CapacityUnits"] == 1.0  # two Queries of 0.5, not a Scan
     assert refused(client, f"SELECT * FROM \"{table}\" WHERE pk = 'a' AND n = 1 OR pk = 'a' AND sk = 2") == (
         "ValidationException", "Overlapping conditions with range keys are not supported in where clause")
+
+
+def test_update_written_from_first(client: Any, table: str) -> None:
+    assert run(client, f"FROM \"{table}\" WHERE pk = 'a' AND sk = 1 SET v = 'x' RETURNING MODIFIED NEW *")[
+        "Items"] == [{"v": {"S": "x"}}]
+    assert refused(client, "FROM \"no-such-table\" WHERE pk = 'x' SET c = 1") == (
+        "ResourceNotFoundException", "Requested resource not found")

@@ -88,6 +88,9 @@ PARSED = [
             (p("d"), p("e", "f")), Comparison("=", p("pk"), s("k")), "UPDATED_NEW")),
     ("DELETE FROM t WHERE pk = 'k' AND v = 1 RETURNING ALL OLD *",
      Delete(Source("t"), And(Comparison("=", p("pk"), s("k")), Comparison("=", p("v"), n("1"))), "ALL_OLD")),
+    ("FROM t WHERE pk = 'k' SET a = 1 RETURNING ALL NEW *",
+     Update(Source("t"), ((p("a"), n("1")),), (), Comparison("=", p("pk"), s("k")), "ALL_NEW")),
+    ("FROM t REMOVE a", Update(Source("t"), (), (p("a"),), None)),
     ("EXISTS(SELECT * FROM t WHERE pk = 'k' AND v = 1)",
      ast.Exists(Select(None, Source("t"), And(Comparison("=", p("pk"), s("k")), Comparison("=", p("v"), n("1")))))),
 ]
@@ -130,6 +133,8 @@ REFUSED = [
     ("DELETE FROM WHERE pk = 'a'", NOT_WELL_FORMED + "Expected identifier for simple path"),
     ("SLECT * FROM t", NOT_WELL_FORMED + "Expected data manipulation"),
     ("UPSERT INTO t VALUE {'pk': 1}", NOT_WELL_FORMED + "Expected data manipulation"),
+    ("FROM \"t\" SET c = 1 WHERE pk = 'x'", NOT_WELL_FORMED + "Unexpected token after expression"),
+    ("FROM \"t\" SET c = 1 WHERE pk = 'x' SET d = 2", NOT_WELL_FORMED + "Unexpected token after expression"),
     ('SELECT * FROM "" WHERE pk = 1', "Path component cannot be an empty string"),
     ('SELECT * FROM "t"."" WHERE pk = 1', "Path component cannot be an empty string"),
     ('SELECT * FROM "t"."i"."x" WHERE pk = 1', "A path may contain at most 2 components in the FROM clause"),

@@ -223,6 +223,8 @@ def test_delete_by_key_with_a_condition() -> None:
 WRITE_REFUSALS = [
     ("DELETE FROM t WHERE pk = 'a'", "Where clause does not contain a mandatory equality on all key attributes"),
     ("DELETE FROM t", "Where clause does not contain a mandatory equality on all key attributes"),
+    ('FROM "t" SET c = 1', "Where clause does not contain a mandatory equality on all key attributes"),
+    ('FROM "t" WHERE a = 1 SET c = 1', "Where clause does not contain a mandatory equality on all key attributes"),
     ("UPDATE t SET a = 1 WHERE pk = 'a' OR sk = 1",
      "Where clause does not contain a mandatory equality on all key attributes"),
     ("UPDATE t SET a = 1 WHERE pk = 'a' AND sk = 1 AND pk = 'b'",
