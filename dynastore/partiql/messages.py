@@ -85,12 +85,8 @@ TRANSACTION_INDEX_OPERATION = "Operations on indices are not supported in transa
 TRANSACTION_EXISTS_NOT_BY_KEY = "EXISTS() must contain a single item read with additional condition"
 TRANSACTION_MEMBER_FAILED = "Validation failed in TransactStatements[{}]: {}"
 BATCH_MIXED = "Batch statement contains both read and write statements"
-"""(not confirmed: docs/partiql.md)"""
+"""(ours: docs/partiql.md lists it as unconfirmed)"""
 
 
 def not_well_formed(detail: str) -> ValidationException:
     return ValidationException(NOT_WELL_FORMED + detail)
-
-
-def invalid(message: str) -> ValidationException:
-    return ValidationException(message)

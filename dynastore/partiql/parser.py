@@ -11,6 +11,8 @@ BETWEEN IN IS), + -, unary -.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dynastore.errors import ValidationException
 from dynastore.partiql import ast
 from dynastore.partiql import messages as text
@@ -160,7 +162,7 @@ class _Parser:
             raise not_well_formed(text.LEFTOVER)
         return parsed
 
-    def select(self, nested: bool = False) -> ast.Select:
+    def select(self) -> ast.Select:
         self.expect_keyword("select")
         projection = self.projection()
         self.expect_keyword("from")
@@ -326,17 +328,17 @@ class _Parser:
     def exists(self) -> ast.Exists:
         self.expect_keyword("exists")
         self.expect("(")
-        select = self.select(nested=True)
+        select = self.select()
         self.expect(")")
         return ast.Exists(select, self.parameters)
 
     # --- expressions ----------------------------------------------------------------
 
-    def rhs(self, parse: object) -> ast.Node:
+    def rhs(self, parse: Callable[[], ast.Node]) -> ast.Node:
         """The right-hand side of an infix operator (nothing there is its own error)."""
         if self.at_end():
             raise not_well_formed(text.MISSING_RIGHT_HAND_SIDE)
-        return parse()  # type: ignore[operator,no-any-return]
+        return parse()
 
     def expression(self) -> ast.Node:
         node = self.conjunction()

@@ -16,6 +16,7 @@ existing operations (dynastore/ops) run it: one write path, exact costs.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,8 @@ from dynastore.engine.schema import KeyAttribute, TableSchema
 from dynastore.errors import ValidationException
 from dynastore.partiql import ast
 from dynastore.partiql import messages as text
+from dynastore.partiql.parser import IS_TYPES
+from dynastore.types.attribute_value import compare_values
 from dynastore.types.number import normalize_number
 
 Item = dict[str, Any]
@@ -186,8 +189,6 @@ class Expressions:
         path = self.path(node.operand)
         if node.type_name == "MISSING":
             return f"attribute_exists({path})" if node.negated else f"attribute_not_exists({path})"
-        from dynastore.partiql.parser import IS_TYPES
-
         code = IS_TYPES[node.type_name]
         if code not in IS_TYPE_CODES:
             raise ValidationException(
@@ -376,7 +377,7 @@ def translate_select(
             queries = _disjunct_queries(statement, parameters, schema, consistent_read)
             if queries is not None:
                 return queries
-        return _scan(statement, parts, exprs, base, renames, partition, sort)
+        return _scan(statement, exprs, base, renames)
     position, value_nodes = fixed
     values = _distinct([bind(node, parameters) for node in value_nodes])
     if len(values) > limits.PARTIQL_PARTITION_VALUES_MAX:
@@ -551,13 +552,7 @@ def leaf_name(path: ast.Path) -> str:
 
 
 def _scan(
-    statement: ast.Select,
-    parts: list[ast.Node],
-    exprs: Expressions,
-    base: dict[str, Any],
-    renames: tuple[tuple[ast.Path, str], ...],
-    partition: KeyAttribute,
-    sort: KeyAttribute | None,
+    statement: ast.Select, exprs: Expressions, base: dict[str, Any], renames: tuple[tuple[ast.Path, str], ...]
 ) -> ReadPlan:
     if statement.order_by:
         if statement.where is None:
@@ -576,22 +571,15 @@ def _order(
     sort: KeyAttribute | None,
     values: list[Item],
 ) -> None:
-    from dynastore.types.attribute_value import compare_values
-
+    """ORDER BY: the partition key orders the Queries, the sort key each one."""
     for name, descending in statement.order_by:
         if name == partition.name:
-            values.sort(key=_sort_key(compare_values), reverse=descending)
+            values.sort(key=functools.cmp_to_key(lambda a, b: compare_values(a, b) or 0), reverse=descending)
         elif sort is not None and name == sort.name:
             if descending:
                 request["ScanIndexForward"] = False
         else:
             raise ValidationException(text.ORDER_BY_NOT_KEY.format(name))
-
-
-def _sort_key(compare: Any) -> Any:
-    import functools
-
-    return functools.cmp_to_key(lambda a, b: compare(a, b) or 0)
 
 
 def rename_projected(item: Item, renames: tuple[tuple[ast.Path, str], ...]) -> Item:
