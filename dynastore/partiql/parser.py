@@ -417,7 +417,7 @@ class _Parser:
             token = self.peek()
             if token.kind == NUMBER:
                 self.take()
-                return ast.Value({"N": "-" + token.text})
+                return ast.Value({"N": "-" + _decimal(token.text)})
             return ast.Arithmetic("-", ast.Value({"N": "0"}), self.unary())
         return self.term()
 
@@ -428,7 +428,7 @@ class _Parser:
             return ast.Value({"S": token.text})
         if token.kind == NUMBER:
             self.take()
-            return ast.Value({"N": token.text})
+            return ast.Value({"N": _decimal(token.text)})
         if token.kind == PARAMETER:
             self.take()
             self.parameters += 1
@@ -540,3 +540,22 @@ class _Parser:
             self.take()
             return token.text
         raise self.unexpected()
+
+
+_JAVA_INT_MAX = 2**31 - 1
+
+
+def _decimal(literal: str) -> str:
+    """A number literal as written, when a Java BigDecimal can hold it (the
+    service's parser): an exponent, or a scale (digits after the point less
+    the exponent), outside a 32-bit int is a statement that "wasn't well
+    formed", with nothing after the colon (pinned on the service)."""
+    mantissa, _, exponent_text = literal.lower().partition("e")
+    if not exponent_text:
+        return literal
+    exponent = int(exponent_text)
+    scale = len(mantissa.partition(".")[2]) - exponent
+    if not -_JAVA_INT_MAX - 1 <= exponent <= _JAVA_INT_MAX or not -_JAVA_INT_MAX - 1 <= scale <= _JAVA_INT_MAX:
+        raise not_well_formed("")
+    return literal
+

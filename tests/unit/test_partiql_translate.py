@@ -140,6 +140,10 @@ SELECT_REFUSALS = [
     ("SELECT * FROM t WHERE x = 1e126", "Number overflow. Attempting to store a number with magnitude "
                                         "larger than supported range under root"),
     ("SELECT * FROM t WHERE x = <<>>", "Empty bags are not supported"),
+    ("SELECT * FROM t WHERE x = 1e-131", "Number underflow. Attempting to store a number with magnitude "
+                                         "smaller than supported range under root"),
+    ("SELECT * FROM t WHERE x = 123456789012345678901234567890123456789",
+     "Attempting to store more than 38 significant digits in a Number under root"),
     ("SELECT * FROM t WHERE x = <<1, 'a'>>",
      "Unsupported data type in Bag. DynamoDB only supports either numbers or strings in bags"),
 ]
