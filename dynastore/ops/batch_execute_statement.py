@@ -122,7 +122,7 @@ def _run_one(
     if isinstance(statement, ast.Select):
         plan = partiql.deep(translate_select, statement, parameters, schema, entry.get("ConsistentRead"))
         if plan.operation != "GetItem":
-            raise ValidationException(text.INCOMPLETE_KEY)
+            raise ValidationException(text.BATCH_READ_NOT_BY_KEY)
         get = with_options(dict(plan.requests[0]), outer, "ReturnConsumedCapacity")
         page = decoded(call(database, "GetItem", get))
         answer: dict[str, Any] = {}

@@ -176,11 +176,34 @@ def call(database: Database, operation: str, request: dict[str, Any]) -> dict[st
     from dynastore.ops import OPERATIONS
 
     handler = OPERATIONS[operation]
-    database.faults.armed and database.faults.before(operation, request)
-    if database.throughput is not None:
-        result: dict[str, Any] | bytes = database.throughput.run(operation, handler, request)
-        return result
-    return handler(database, request)
+    try:
+        database.faults.armed and database.faults.before(operation, request)
+        if database.throughput is not None:
+            result: dict[str, Any] | bytes = database.throughput.run(operation, handler, request)
+            return result
+        return handler(database, request)
+    except ValidationException as error:
+        error.message = partiql_message(error.message or "")
+        error.args = (error.message,)
+        raise
+
+
+_EXPRESSION_PREFIX = re.compile(
+    r"^Invalid (?:Filter|Condition|Update|Projection|KeyCondition)Expression: "
+)
+_VALUE_ENVELOPE = re.compile(r"^ExpressionAttributeValues contains invalid value: (.*) for key :\w+$", re.DOTALL)
+
+
+def partiql_message(message: str) -> str:
+    """An item-API refusal as PartiQL words it: a statement has no
+    FilterExpression or ExpressionAttributeValues, so their envelopes go
+    ("Invalid FilterExpression: Operator or function requires a document
+    path; ..." is "Operator or function requires a document path; ...",
+    as the service answers the statement)."""
+    enveloped = _VALUE_ENVELOPE.match(message)
+    if enveloped is not None:
+        return enveloped.group(1)
+    return _EXPRESSION_PREFIX.sub("", message, count=1)
 
 
 def decoded(response: dict[str, Any] | bytes) -> dict[str, Any]:

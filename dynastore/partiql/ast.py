@@ -4,7 +4,7 @@ requests by the parse cache). Values are DynamoDB attribute values
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 AttributeValue = dict[str, Any]
@@ -111,6 +111,10 @@ class Not:
 class Call:
     name: str  # lower case
     arguments: tuple[Node, ...]
+    at: str = field(default="", compare=False)
+    """``line:column:length`` of the name, as the service's messages point at it."""
+    first_at: str = field(default="", compare=False)
+    """The same of the first argument's first token."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,8 @@ MISSING_RIGHT_HAND_SIDE = "Missing right-hand side expression of infix operator"
 EXPECTED_DATA_MANIPULATION = "Expected data manipulation"
 EXPECTED_SIMPLE_PATH = "Expected identifier for simple path"
 EXPECTED_TYPE_NAME = "Expected type name"
+INVALID_PATH_DOT = "Invalid path dot component"
+UNEXPECTED_PATH_COMPONENT = "Unexpected path component"
 
 ALIASING = "Aliasing is not supported"
 PATH_COMPONENT_EMPTY = "Path component cannot be an empty string"
@@ -55,7 +57,7 @@ RETURNING_IN_TRANSACTION = "RETURNING clause is not supported in ExecuteTransact
 EXISTS_OUTSIDE_TRANSACTION = "EXISTS can only be used in ExecuteTransaction write requests."
 MISSING_NOT_WITH_IS = "MISSING must be compared using IS operator"
 IS_IN_UPDATE = "IS operator is not supported in update expressions"
-UNRECOGNIZED_FUNCTION = "Unrecognized function: {}"
+UNRECOGNIZED_FUNCTION = "Unrecognized function: {} at {}"
 UNSUPPORTED_OPERATION = "Unsupported operation: {}"
 CONSISTENT_READ_ON_GSI = "Strongly consistent read is not supported on Global Secondary Indexes"
 ORDER_BY_WITHOUT_WHERE = "Must have WHERE clause in the statement when using ORDER BY clause."
@@ -76,6 +78,9 @@ MISSING_INDEX = "The table does not have the specified index"
 """(Query's text; ops.MISSING_INDEX, which dispatch's catalogue refresh looks for.)"""
 TRANSACTION_MIXED = (
     "ExecuteTransaction API does not support both read and write operations in the same request."
+)
+BATCH_READ_NOT_BY_KEY = (
+    "Select statements within BatchExecuteStatement must specify the primary key in the where clause."
 )
 TRANSACTION_READ_NOT_BY_KEY = (
     "Select statements within ExecuteTransaction must specify the primary key in the where clause."

@@ -79,14 +79,21 @@ RETURNING = {
 
 def parse(statement: str) -> ast.Statement:
     """The tree of one statement; ValidationException for anything DynamoDB refuses to parse."""
-    return _Parser(tokenize(statement)).statement()
+    return _Parser(tokenize(statement), statement).statement()
 
 
 class _Parser:
-    def __init__(self, tokens: list[Token]) -> None:
+    def __init__(self, tokens: list[Token], statement: str) -> None:
         self.tokens = tokens
+        self.text = statement
         self.at = 0
         self.parameters = 0
+
+    def where_is(self, token: Token, length: int) -> str:
+        """``line:column:length`` of a token (1-based, in characters)."""
+        line = self.text.count("\n", 0, token.position) + 1
+        column = token.position - (self.text.rfind("\n", 0, token.position) + 1) + 1
+        return f"{line}:{column}:{length}"
 
     # --- tokens ---------------------------------------------------------------------
 
@@ -196,6 +203,8 @@ class _Parser:
                 star = True
             else:
                 node = self.additive()
+                if isinstance(node, ast.Call):
+                    raise ValidationException(f"{text.UNEXPECTED_PATH_COMPONENT} at {node.at}")
                 if not isinstance(node, ast.Path):
                     raise ValidationException(text.UNSUPPORTED_OPERATION.format(type(node).__name__))
                 paths.append(node)
@@ -457,13 +466,16 @@ class _Parser:
             ):
                 self.take()
                 self.take()
+                first = self.peek()
                 arguments: list[ast.Node] = []
                 if not self.accept(")"):
                     arguments.append(self.expression())
                     while self.accept(","):
                         arguments.append(self.expression())
                     self.expect(")")
-                return ast.Call(lowered, tuple(arguments))
+                first_length = len(first.text) + (2 if first.kind in (QUOTED, STRING) else 0)
+                return ast.Call(lowered, tuple(arguments), self.where_is(token, len(token.text)),
+                                self.where_is(first, first_length))
             if lowered in ("true", "false"):
                 self.take()
                 return ast.Value({"BOOL": lowered == "true"})
@@ -514,6 +526,8 @@ class _Parser:
         steps: list[str | int] = [self.name_token()]
         while True:
             if self.accept("."):
+                if self.peek().kind == NAME and self.peek().text.lower() in RESERVED:
+                    raise not_well_formed(text.INVALID_PATH_DOT)
                 steps.append(self.name_token())
             elif self.peek().kind == PUNCTUATION and self.peek().text == "[":
                 self.take()

@@ -78,6 +78,8 @@ def bind(node: ast.Node, parameters: list[Item], where: str = "root") -> Item:
         return _bag(node, parameters, where)
     if isinstance(node, ast.Missing):
         raise ValidationException(text.MISSING_NOT_WITH_IS)
+    if isinstance(node, ast.Call):
+        raise ValidationException(f"Unsupported data type: {node.name} under key root at {node.at}")
     raise ValidationException(text.UNSUPPORTED_OPERATION.format(type(node).__name__))
 
 
@@ -97,12 +99,8 @@ def _bag(node: ast.BagLiteral, parameters: list[Item], where: str) -> Item:
         raise ValidationException(text.BAG_TYPES)
     kind = kinds.pop()
     assert kind is not None
-    members: list[str] = []
-    for value in values:
-        assert value is not None
-        if value[kind] not in members:
-            members.append(value[kind])
-    return {kind + "S": members}
+    members = [value[kind] for value in values if value is not None]
+    return {kind + "S": members}  # duplicates are the item API's to refuse, in DynamoDB's words
 
 
 def is_value(node: ast.Node) -> bool:
@@ -143,21 +141,14 @@ class Expressions:
         if isinstance(node, ast.Path):
             return self.path(node)
         if isinstance(node, ast.Call) and node.name == "size":
-            return f"size({self._path_argument(node, 0)})"
+            return self._call_text(node)
         if isinstance(node, ast.Call):
-            raise ValidationException(text.UNRECOGNIZED_FUNCTION.format(node.name))
+            raise ValidationException(text.UNRECOGNIZED_FUNCTION.format(node.name, node.at))
         if isinstance(node, ast.Arithmetic):
             raise ValidationException(text.UNSUPPORTED_OPERATION.format("Arithmetic"))
         if not is_value(node) and not isinstance(node, ast.Missing):
             raise ValidationException("WHERE clause must contain an expression that resolves to a boolean")
         return self.value(bind(node, self.parameters))
-
-    def _path_argument(self, call: ast.Call, position: int) -> str:
-        if len(call.arguments) <= position or not isinstance(call.arguments[position], ast.Path):
-            raise ValidationException(text.UNSUPPORTED_OPERATION.format(call.name))
-        argument = call.arguments[position]
-        assert isinstance(argument, ast.Path)
-        return self.path(argument)
 
     def condition(self, node: ast.Node) -> str:
         if isinstance(node, ast.And):
@@ -200,15 +191,19 @@ class Expressions:
 
     def _call(self, node: ast.Call) -> str:
         if node.name not in CONDITION_FUNCTIONS:
-            raise ValidationException(text.UNRECOGNIZED_FUNCTION.format(node.name))
-        path = self._path_argument(node, 0)
-        if node.name in ("attribute_exists", "attribute_not_exists"):
-            if len(node.arguments) != 1:
-                raise ValidationException(text.UNSUPPORTED_OPERATION.format(node.name))
-            return f"{node.name}({path})"
-        if len(node.arguments) != 2:
-            raise ValidationException(text.UNSUPPORTED_OPERATION.format(node.name))
-        return f"{node.name}({path}, {self.operand(node.arguments[1])})"
+            raise ValidationException(text.UNRECOGNIZED_FUNCTION.format(node.name, node.at))
+        return self._call_text(node)
+
+    def _call_text(self, node: ast.Call) -> str:
+        """The function as the expression language spells it; its operands'
+        count and kinds are the expression compiler's to check (its messages
+        are DynamoDB's: "Operator or function requires a document path; ...")."""
+        if not node.arguments:  # the expression language's parser has no word for this one
+            raise ValidationException(
+                "Incorrect number of operands for operator or function; "
+                f"operator or function: {node.name}, number of operands: 0"
+            )
+        return f"{node.name}({', '.join(self.operand(argument) for argument in node.arguments)})"
 
     def update_value(self, node: ast.Node) -> str:
         if isinstance(node, ast.Arithmetic):
@@ -216,9 +211,9 @@ class Expressions:
         if isinstance(node, ast.Call) and node.name == "list_append" and len(node.arguments) == 2:
             return f"list_append({self.update_value(node.arguments[0])}, {self.update_value(node.arguments[1])})"
         if isinstance(node, ast.Call) and node.name == "if_not_exists" and len(node.arguments) == 2:
-            return f"if_not_exists({self._path_argument(node, 0)}, {self.update_value(node.arguments[1])})"
+            return f"if_not_exists({self.update_value(node.arguments[0])}, {self.update_value(node.arguments[1])})"
         if isinstance(node, ast.Call):
-            raise ValidationException(text.UNRECOGNIZED_FUNCTION.format(node.name))
+            raise ValidationException(text.UNRECOGNIZED_FUNCTION.format(node.name, node.at))
         if isinstance(node, ast.Is):
             raise ValidationException(text.IS_IN_UPDATE)
         if isinstance(node, ast.Path):
@@ -707,13 +702,17 @@ def _update_expression(statement: ast.Update, exprs: Expressions) -> str:
         if isinstance(value, ast.Call) and value.name in ("set_add", "set_delete"):
             operation = value.name[4:].upper()
             if len(value.arguments) != 2:
-                raise ValidationException(f"SET_{operation} must have exactly two arguments")
+                raise ValidationException(f"SET_{operation} must have exactly two arguments at {value.at}")
             first, second = value.arguments
             if first != target:
-                raise ValidationException(f"The first argument to SET_{operation} must equal the assignment value")
+                raise ValidationException(
+                    f"The first argument to SET_{operation} must equal the assignment value at {value.at}"
+                )
             bound = bind(second, exprs.parameters) if is_value(second) else {}
             if not any(kind in bound for kind in ("SS", "NS", "BS")):
-                raise ValidationException(f"The second argument to SET_{operation} must be a value with type SET")
+                raise ValidationException(
+                    f"The second argument to SET_{operation} must be a value with type SET at {value.first_at}"
+                )
             (adds if operation == "ADD" else deletes).append(f"{exprs.path(target)} {exprs.value(bound)}")
         else:
             sets.append(f"{exprs.path(target)} = {exprs.update_value(value)}")
@@ -755,10 +754,10 @@ def transact_write(statement: ast.Statement, parameters: list[Item], schema: Tab
             key, rest = write_key(select.where, schema, parameters)
         except ValidationException:
             raise ValidationException(text.TRANSACTION_EXISTS_NOT_BY_KEY) from None
-        condition = f"attribute_exists({exprs.name(schema.partition_key.name)})"
         remaining = conjunction(rest)
-        if remaining is not None:
-            condition += f" AND ({exprs.condition(remaining)})"
+        if remaining is None:
+            raise ValidationException(text.TRANSACTION_EXISTS_NOT_BY_KEY)
+        condition = f"attribute_exists({exprs.name(schema.partition_key.name)}) AND ({exprs.condition(remaining)})"
         check = {"TableName": select.source.table, "Key": key, "ConditionExpression": condition}
         return {"ConditionCheck": exprs.attach(check)}
     assert isinstance(statement, (ast.Insert, ast.Update, ast.Delete))

@@ -41,7 +41,7 @@ def test_batch_of_reads(client: Any, table: str) -> None:
     assert responses[2] == {"TableName": table}
     assert responses[3] == {"TableName": table, "Error": {
         "Code": "ValidationError",
-        "Message": "Where clause does not contain a mandatory equality on all key attributes"}}
+        "Message": "Select statements within BatchExecuteStatement must specify the primary key in the where clause."}}
     assert responses[4] == {"Error": {
         "Code": "ValidationError", "Message": "Statement wasn't well formed, can't be processed: Unexpected term"}}
     assert response["ConsumedCapacity"] == [{"TableName": table, "CapacityUnits": 2.0, "ReadCapacityUnits": 2.0}]

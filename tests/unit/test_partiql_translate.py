@@ -136,7 +136,9 @@ SELECT_REFUSALS = [
     ("SELECT * FROM t WHERE pk = 'a' ORDER BY x", "Variable reference x in ORDER BY clause must be part of the primary key"),
     ('SELECT * FROM "t"."nope" WHERE pk = \'a\'', "The table does not have the specified index: nope"),
     ("SELECT * FROM t WHERE x = MISSING", "MISSING must be compared using IS operator"),
-    ("SELECT * FROM t WHERE frobnicate(x)", "Unrecognized function: frobnicate"),
+    ("SELECT * FROM t WHERE frobnicate(x)", "Unrecognized function: frobnicate at 1:23:10"),
+    ("SELECT * FROM t WHERE\n  exists(x)", "Unrecognized function: exists at 2:3:6"),
+    ("SELECT size(x) FROM t", "Unexpected path component at 1:8:4"),
     ("SELECT * FROM t WHERE x = 1e126", "Number overflow. Attempting to store a number with magnitude "
                                         "larger than supported range under root"),
     ("SELECT * FROM t WHERE x = <<>>", "Empty bags are not supported"),
@@ -169,7 +171,7 @@ VALUES = [
     ("null", {"NULL": True}),
     ("[1, 'a']", {"L": [{"N": "1"}, {"S": "a"}]}),
     ("{'a': {'b': 1}}", {"M": {"a": {"M": {"b": {"N": "1"}}}}}),
-    ("<<'x', 'y', 'x'>>", {"SS": ["x", "y"]}),
+    ("<<'x', 'y'>>", {"SS": ["x", "y"]}),
     ("<<1, 2>>", {"NS": ["1", "2"]}),
 ]
 
@@ -241,9 +243,12 @@ WRITE_REFUSALS = [
      "Invalid returning clause: RETURNING MODIFIED OLD *. Only RETURNING ALL OLD * is allowed in DELETE statements."),
     ('UPDATE "t"."gsi" SET a = 1 WHERE pk = \'a\' AND sk = 1', "This operation is not supported on an index"),
     ("UPDATE t SET c = set_add(d, <<'x'>>) WHERE pk = 'a' AND sk = 1",
-     "The first argument to SET_ADD must equal the assignment value"),
+     "The first argument to SET_ADD must equal the assignment value at 1:18:7"),
     ("UPDATE t SET c = set_add(c, 'x') WHERE pk = 'a' AND sk = 1",
-     "The second argument to SET_ADD must be a value with type SET"),
+     "The second argument to SET_ADD must be a value with type SET at 1:26:1"),
+    ("UPDATE t SET c = set_delete(c) WHERE pk = 'a' AND sk = 1", "SET_DELETE must have exactly two arguments at 1:18:10"),
+    ("INSERT INTO t VALUE {'pk': 'a', 'sk': 1, 's': set_add(<<'a'>>, <<'b'>>)}",
+     "Unsupported data type: set_add under key root at 1:47:7"),
 ]
 
 

@@ -1,0 +1,106 @@
+"""PartiQL's exact error texts where a public suite pinned them against the
+service (October 2026): functions, set_add/set_delete, positions
+``at line:column:length``, the batch and transaction wording."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from tests.api.helpers import error_of
+
+ITEM = "pq-fn-msg"
+
+
+@pytest.fixture
+def table(client: Any, make_table: Any) -> str:
+    name = str(make_table(pk=("pk", "S"), sk=None))
+    client.put_item(TableName=name, Item={
+        "pk": {"S": ITEM}, "ss": {"SS": ["a", "b", "c"]}, "ns": {"NS": ["1", "2", "3"]}, "s": {"S": "str"},
+        "m": {"M": {"inner": {"SS": ["x"]}}}})
+    return name
+
+
+def at(statement: str, token: str, length: int | None = None, start: int = 0) -> str:
+    return f"1:{statement.index(token, start) + 1}:{len(token) if length is None else length}"
+
+
+def message_of(client: Any, statement: str, *parameters: dict[str, Any]) -> str:
+    with pytest.raises(ClientError) as excinfo:
+        client.execute_statement(Statement=statement, **({"Parameters": list(parameters)} if parameters else {}))
+    code, message = error_of(excinfo)
+    assert code == "ValidationException"
+    return message
+
+
+def where(table: str, condition: str) -> str:
+    return f"SELECT * FROM \"{table}\" WHERE pk = '{ITEM}' AND {condition}"
+
+
+def update(table: str, assignment: str) -> str:
+    return f"UPDATE \"{table}\" SET {assignment} WHERE pk = '{ITEM}'"
+
+
+def test_condition_functions(client: Any, table: str) -> None:
+    document_path = "Operator or function requires a document path; operator or function: attribute_exists"
+    assert message_of(client, where(table, "attribute_exists('ss')")) == document_path
+    assert message_of(client, where(table, "attribute_exists(?)"), {"S": "ss"}) == document_path
+    operands = "Incorrect number of operands for operator or function; operator or function: attribute_exists, "
+    assert message_of(client, where(table, "attribute_exists()")) == operands + "number of operands: 0"
+    assert message_of(client, where(table, "attribute_exists(ss, ns)")) == operands + "number of operands: 2"
+    projection = f"SELECT attribute_exists(ss) FROM \"{table}\" WHERE pk = '{ITEM}'"
+    assert message_of(client, projection) == f"Unexpected path component at {at(projection, 'attribute_exists')}"
+    exists = where(table, "EXISTS(ss)")
+    assert message_of(client, exists) == f"Unrecognized function: exists at {at(exists, 'EXISTS')}"
+    assert message_of(client, where(table, "attribute_exists(m.inner)")) == (
+        "Statement wasn't well formed, can't be processed: Invalid path dot component")
+
+
+def test_set_functions(client: Any, table: str) -> None:
+    other = update(table, "t = set_add(ss, <<'x'>>)")
+    assert message_of(client, other) == f"The first argument to SET_ADD must equal the assignment value at {at(other, 'set_add')}"
+    literal = update(table, "ss = set_add(<<'a'>>, <<'b'>>)")
+    assert message_of(client, literal) == (
+        f"The first argument to SET_ADD must equal the assignment value at {at(literal, 'set_add')}")
+    for added in ("'x'", "['x']"):
+        statement = update(table, f"ss = set_add(ss, {added})")
+        first = at(statement, "ss", 2, statement.index("set_add("))
+        assert message_of(client, statement) == f"The second argument to SET_ADD must be a value with type SET at {first}"
+    for arguments in ("ss", "ss, <<'x'>>, <<'y'>>"):
+        statement = update(table, f"ss = set_add({arguments})")
+        assert message_of(client, statement) == f"SET_ADD must have exactly two arguments at {at(statement, 'set_add')}"
+    wrong_type = "An operand in the update expression has an incorrect data type"
+    assert message_of(client, update(table, "ss = set_add(ss, <<1>>)")) == wrong_type
+    assert message_of(client, update(table, "s = set_add(s, <<'x'>>)")) == wrong_type
+    assert message_of(client, update(table, "ss = set_delete(ss, <<1>>)")) == wrong_type
+    assert message_of(client, update(table, "ss = set_add(ss, <<'x', 'x'>>)")) == (
+        "One or more parameter values were invalid: Input collection [x, x] contains duplicates.")
+    assert message_of(client, update(table, "ss = set_add(ss, <<>>)")) == "Empty bags are not supported"
+    in_where = where(table, "set_add(ss, <<'x'>>) = ss")
+    assert message_of(client, in_where) == f"Unrecognized function: set_add at {at(in_where, 'set_add')}"
+    insert = f"INSERT INTO \"{table}\" VALUE {{'pk': 'pq-fn-msg-insert', 'ss': set_add(<<'a'>>, <<'b'>>)}}"
+    assert message_of(client, insert) == f"Unsupported data type: set_add under key root at {at(insert, 'set_add')}"
+    deleted = update(table, "ss = set_delete(ss, 'a')")
+    first = at(deleted, "ss", 2, deleted.index("set_delete("))
+    assert message_of(client, deleted) == f"The second argument to SET_DELETE must be a value with type SET at {first}"
+    assert client.get_item(TableName=table, Key={"pk": {"S": ITEM}})["Item"]["ss"] == {"SS": ["a", "b", "c"]}
+
+
+def test_batch_and_transaction_wording(client: Any, table: str) -> None:
+    response = client.batch_execute_statement(Statements=[{"Statement": where(table, "attribute_exists(ss)")}])
+    assert response["Responses"][0]["Error"] == {
+        "Code": "ValidationError",
+        "Message": "Select statements within BatchExecuteStatement must specify the primary key in the where clause."}
+    with pytest.raises(ClientError) as excinfo:
+        client.execute_transaction(TransactStatements=[{"Statement": where(table, "attribute_exists(ss)")}])
+    assert error_of(excinfo) == ("ValidationException", "Validation failed in TransactStatements[0]: Select "
+                                 "statements within ExecuteTransaction must specify the primary key in the where clause.")
+    with pytest.raises(ClientError) as excinfo:
+        client.execute_transaction(TransactStatements=[
+            {"Statement": f"EXISTS(SELECT * FROM \"{table}\" WHERE pk = '{ITEM}')"},
+            {"Statement": f"UPDATE \"{table}\" SET z = 1 WHERE pk = 'pq-fn-msg-never-written'"},
+        ])
+    assert error_of(excinfo) == ("ValidationException", "Validation failed in TransactStatements[0]: "
+                                 "EXISTS() must contain a single item read with additional condition")
