@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from dynastore import limits
+from dynastore.engine import indexes
 from dynastore.engine.schema import KeyAttribute, TableSchema
 from dynastore.errors import ValidationException
 from dynastore.partiql import ast
@@ -339,7 +340,7 @@ def _key_attributes(schema: TableSchema, index_name: str | None) -> tuple[KeyAtt
         return schema.partition_key, schema.sort_key
     index = schema.index(index_name)
     if index is None:
-        raise ValidationException(f"{text.MISSING_INDEX}: {index_name}")
+        raise ValidationException(text.MISSING_INDEX)  # (no name: Query's own text appends one)
     return index.partition_keys[0], index.sort_keys[0] if index.sort_keys else None
 
 
@@ -355,6 +356,8 @@ def translate_select(
         if index is not None and index.is_global:
             raise ValidationException(text.CONSISTENT_READ_ON_GSI)
     partition, sort = _key_attributes(schema, source.index)
+    if source.index is not None:
+        _check_index_projection(statement, schema, source.index)
     exprs = Expressions(parameters)
     base: dict[str, Any] = {"TableName": source.table}
     if source.index is not None:
@@ -413,6 +416,45 @@ def translate_select(
         request["ExpressionAttributeValues"] = {**exprs.values, PARTITION_PLACEHOLDER: value}
         requests.append(request)
     return ReadPlan("Query", requests, source.table, renames)
+
+
+def _check_index_projection(statement: ast.Select, schema: TableSchema, index_name: str) -> None:
+    """An index read may only filter on (and, for a GSI, project) what the
+    index holds (the service's texts: "Secondary index" for both kinds in
+    the filter's, "Global secondary index" in the projection's)."""
+    index = schema.index(index_name)
+    assert index is not None
+    projected = indexes.projected_names(schema, index)
+    if projected is None:
+        return
+    filtered = [name for name in _roots(statement.where) if name not in projected]
+    if filtered:
+        raise ValidationException(
+            f"One or more parameter values were invalid: Secondary index {index_name} does not project "
+            f"one or more filter attributes: [{', '.join(filtered)}]"
+        )
+    if index.is_global and statement.projection is not None:
+        missing = [name for name in dict.fromkeys(path.root for path in statement.projection) if name not in projected]
+        if missing:
+            raise ValidationException(
+                f"One or more parameter values were invalid: Global secondary index {index_name} "
+                f"does not project [{', '.join(missing)}]"
+            )
+
+
+def _roots(node: Any) -> list[str]:
+    """The top-level attributes a WHERE names, in order, once each."""
+    found: dict[str, None] = {}
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.Path):
+            found.setdefault(current.root)
+        elif isinstance(current, tuple):
+            pending.extend(reversed(current))
+        elif current is not None and hasattr(current, "__dataclass_fields__"):
+            pending.extend(reversed([getattr(current, name) for name in current.__dataclass_fields__]))
+    return list(found)
 
 
 def disjuncts(node: ast.Node) -> list[ast.Node]:

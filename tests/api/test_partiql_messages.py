@@ -104,3 +104,32 @@ def test_batch_and_transaction_wording(client: Any, table: str) -> None:
         ])
     assert error_of(excinfo) == ("ValidationException", "Validation failed in TransactStatements[0]: "
                                  "EXISTS() must contain a single item read with additional condition")
+
+
+def test_index_texts(client: Any, make_table: Any) -> None:
+    name = make_table(
+        pk=("pk", "S"), sk=("sk", "S"),
+        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk", "g", "lsk")],
+        GlobalSecondaryIndexes=[{"IndexName": "gsi-inc", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                 "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["kept"]}}],
+        LocalSecondaryIndexes=[{"IndexName": "lsi-keys", "KeySchema": [
+            {"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "lsk", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"}}],
+    )
+    invalid = "One or more parameter values were invalid: "
+    assert message_of(client, f"SELECT pk FROM \"{name}\".\"gsi-inc\" WHERE g = 'y' AND np = 'np1'") == (
+        invalid + "Secondary index gsi-inc does not project one or more filter attributes: [np]")
+    assert message_of(client, f"SELECT pk FROM \"{name}\".\"lsi-keys\" WHERE pk = 'p' AND np = 'np1'") == (
+        invalid + "Secondary index lsi-keys does not project one or more filter attributes: [np]")
+    assert message_of(client, f"SELECT np FROM \"{name}\".\"gsi-inc\" WHERE g = 'y'") == (
+        invalid + "Global secondary index gsi-inc does not project [np]")
+    assert client.execute_statement(Statement=f"SELECT kept FROM \"{name}\".\"gsi-inc\" WHERE g = 'y' AND kept = 1")[
+        "Items"] == []
+    for index in ("no-such-index", name):
+        assert message_of(client, f"SELECT * FROM \"{name}\".\"{index}\" WHERE pk = 'p'") == (
+            "The table does not have the specified index")
+
+
+def test_an_ordering_comparison_on_an_unordered_operand(client: Any, table: str) -> None:
+    assert message_of(client, f"SELECT pk FROM \"{table}\" WHERE pk = 'x' AND val < ?", {"BOOL": True}) == (
+        "Incorrect operand type for operator or function; operator or function: <, operand type: BOOL")
