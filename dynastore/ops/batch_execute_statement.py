@@ -32,7 +32,7 @@ from dynastore.ops.execute_statement import (
 )
 from dynastore.partiql import ast
 from dynastore.partiql import messages as text
-from dynastore.partiql.translate import translate_select, translate_write
+from dynastore.partiql.translate import check_operand_types, translate_select, translate_write
 from dynastore.storage.base import CatalogueChanged
 
 CATALOGUE_ATTEMPTS = 3
@@ -118,6 +118,7 @@ def _run_one(
 ) -> dict[str, Any]:
     assert not isinstance(statement, ast.Exists)
     parameters = bound_parameters(statement, entry.get("Parameters"))
+    check_operand_types(statement, parameters)
     schema = table_of(database, statement.source)
     if isinstance(statement, ast.Select):
         plan = partiql.deep(translate_select, statement, parameters, schema, entry.get("ConsistentRead"))

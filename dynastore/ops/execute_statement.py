@@ -31,6 +31,7 @@ from dynastore.partiql import messages as text
 from dynastore.partiql.translate import (
     ReadPlan,
     WritePlan,
+    check_operand_types,
     check_parameters,
     rename_projected,
     translate_select,
@@ -51,6 +52,7 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any] | byte
     if isinstance(statement, ast.Exists):
         raise ValidationException(text.EXISTS_OUTSIDE_TRANSACTION)
     parameters = bound_parameters(statement, request.get("Parameters"))
+    check_operand_types(statement, parameters)
     schema = table_of(database, statement.source)
     consistent = request.get("ConsistentRead")
     key = (text_of, consistent, tuple(next(iter(value)) for value in parameters))
@@ -155,8 +157,64 @@ def _filled(request: dict[str, Any], slots: list[Slot], parameters: list[Item]) 
 
 
 def bound_parameters(statement: ast.Statement, parameters: list[Any] | None) -> list[Item]:
-    checked = check_parameters(statement, parameters)
-    return [validate_attribute_value(value) for value in checked]
+    """The statement's parameters, validated, in number as its ``?`` are."""
+    return check_parameters(statement, validated_parameters(parameters))
+
+
+def validated_parameters(parameters: list[Any] | None) -> list[Item]:
+    """Each parameter validated as an attribute value, in order (the first
+    problem in document order answers, as the service's does)."""
+    checked = []
+    for value in parameters or ():
+        _check_number_magnitudes(value)
+        checked.append(validate_attribute_value(value))
+    return checked
+
+
+_INT32 = 2**32
+
+
+def _check_number_magnitudes(value: Any) -> None:
+    """A number parameter is read as Java's BigDecimal reads it, whose
+    magnitude check (precision less scale) is 32-bit arithmetic that wraps:
+    1e2147483647 comes out an underflow (pinned on the service; PutItem's
+    reading of the same text differs). Only such wrapped texts are refused
+    here; everything else is validate_attribute_value's."""
+    if not isinstance(value, dict) or len(value) != 1:
+        return
+    ((kind, inner),) = value.items()
+    if kind == "N" and isinstance(inner, str):
+        _check_wrap(inner)
+    elif kind == "NS" and isinstance(inner, list):
+        for member in inner:
+            if isinstance(member, str):
+                _check_wrap(member)
+    elif kind == "L" and isinstance(inner, list):
+        for member in inner:
+            _check_number_magnitudes(member)
+    elif kind == "M" and isinstance(inner, dict):
+        for member in inner.values():
+            _check_number_magnitudes(member)
+
+
+def _check_wrap(number: str) -> None:
+    if "e" not in number and "E" not in number:
+        return
+    mantissa, _, exponent_text = number.lower().partition("e")
+    try:
+        exponent = int(exponent_text)
+    except ValueError:
+        return
+    if not -(2**31) <= exponent < 2**31:
+        return  # "cannot be converted": validate_attribute_value says so
+    integer, _, fraction = mantissa.lstrip("+-").partition(".")
+    precision = max(len((integer + fraction).lstrip("0")), 1)
+    magnitude = precision - (len(fraction) - exponent)
+    wrapped = (magnitude + 2**31) % _INT32 - 2**31
+    if wrapped != magnitude:
+        from dynastore.types.number import MESSAGE_OVERFLOW, MESSAGE_UNDERFLOW
+
+        raise ValidationException(MESSAGE_UNDERFLOW if wrapped < magnitude else MESSAGE_OVERFLOW)
 
 
 def table_of(database: Database, source: ast.Source) -> TableSchema:

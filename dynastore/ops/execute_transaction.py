@@ -22,10 +22,21 @@ from dynastore.errors import (
     TransactionCanceledException,
     ValidationException,
 )
-from dynastore.ops.execute_statement import bound_parameters, call, decoded, table_of, with_options
+from dynastore.ops.execute_statement import (
+    call,
+    decoded,
+    table_of,
+    validated_parameters,
+    with_options,
+)
 from dynastore.partiql import ast
 from dynastore.partiql import messages as text
-from dynastore.partiql.translate import transact_get, transact_write
+from dynastore.partiql.translate import (
+    check_operand_types,
+    check_parameters,
+    transact_get,
+    transact_write,
+)
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -33,12 +44,14 @@ if TYPE_CHECKING:
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     entries: list[dict[str, Any]] = request["TransactStatements"]
+    # A bad parameter value answers as itself, not "Validation failed in ..." (as the service does).
+    values = [validated_parameters(entry.get("Parameters")) for entry in entries]
     statements = [_parsed(position, entry) for position, entry in enumerate(entries)]
     reads = [ast.is_read(statement) for statement in statements]
     if any(reads) and not all(reads):
         raise ValidationException(text.TRANSACTION_MIXED)
-    items = [_action(database, position, statement, entry, reads[0])
-             for position, (statement, entry) in enumerate(zip(statements, entries, strict=True))]
+    items = [_action(database, position, statement, entry, parameters, reads[0])
+             for position, (statement, entry, parameters) in enumerate(zip(statements, entries, values, strict=True))]
     inner = with_options({"TransactItems": items}, request, "ReturnConsumedCapacity")
     if reads[0]:
         page = decoded(call(database, "TransactGetItems", inner))
@@ -63,10 +76,16 @@ def _parsed(position: int, entry: dict[str, Any]) -> ast.Statement:
 
 
 def _action(
-    database: Database, position: int, statement: ast.Statement, entry: dict[str, Any], read: bool
+    database: Database,
+    position: int,
+    statement: ast.Statement,
+    entry: dict[str, Any],
+    values: list[dict[str, Any]],
+    read: bool,
 ) -> dict[str, Any]:
     try:
-        parameters = bound_parameters(statement, entry.get("Parameters"))
+        parameters = check_parameters(statement, values)
+        check_operand_types(statement, parameters)
         source = statement.select.source if isinstance(statement, ast.Exists) else statement.source
         schema = table_of(database, source)
         if read:

@@ -108,6 +108,38 @@ def is_value(node: ast.Node) -> bool:
     return isinstance(node, (ast.Value, ast.Parameter, ast.ListLiteral, ast.TupleLiteral, ast.BagLiteral))
 
 
+ORDERING_OPERATORS = frozenset(("<", "<=", ">", ">="))
+
+
+def check_operand_types(statement: ast.Statement, parameters: list[Item]) -> None:
+    """An ordering comparison (< <= > >= BETWEEN) of a value that has no
+    order is refused from the statement alone, before its table is looked
+    up (as the service answers; the expression compiler words it the same)."""
+    where = statement.select.where if isinstance(statement, ast.Exists) else getattr(statement, "where", None)
+    pending = [where]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.And, ast.Or)):
+            pending += [node.left, node.right]
+        elif isinstance(node, ast.Not):
+            pending.append(node.operand)
+        elif isinstance(node, ast.Comparison) and node.operator in ORDERING_OPERATORS:
+            _check_ordered(node.operator, (node.left, node.right), parameters)
+        elif isinstance(node, ast.Between):
+            _check_ordered("BETWEEN", (node.operand, node.low, node.high), parameters)
+
+
+def _check_ordered(operator: str, operands: tuple[ast.Node, ...], parameters: list[Item]) -> None:
+    for operand in operands:
+        if is_value(operand):
+            kind = next(iter(bind(operand, parameters)))
+            if kind not in KEY_TYPES:
+                raise ValidationException(
+                    "Incorrect operand type for operator or function; "
+                    f"operator or function: {operator}, operand type: {kind}"
+                )
+
+
 # --- expression text --------------------------------------------------------------------
 
 

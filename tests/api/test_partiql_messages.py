@@ -133,3 +133,54 @@ def test_index_texts(client: Any, make_table: Any) -> None:
 def test_an_ordering_comparison_on_an_unordered_operand(client: Any, table: str) -> None:
     assert message_of(client, f"SELECT pk FROM \"{table}\" WHERE pk = 'x' AND val < ?", {"BOOL": True}) == (
         "Incorrect operand type for operator or function; operator or function: <, operand type: BOOL")
+
+
+UNCONVERTIBLE = "The parameter cannot be converted to a numeric value"
+NEST = "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit"
+
+
+def deep(depth: int, leaf: dict[str, Any] | None = None) -> dict[str, Any]:
+    value: dict[str, Any] = leaf or {"S": "leaf"}
+    for _ in range(depth):
+        value = {"M": {"n": value}}
+    return value
+
+
+def test_number_parameters(client: Any, make_table: Any) -> None:
+    name = make_table(pk=("pk", "S"), sk=("sk", "S"))
+    positions = [
+        f"SELECT * FROM \"{name}\" WHERE pk = 'pq-pn' AND n = ?",
+        f"INSERT INTO \"{name}\" VALUE {{'pk': 'pq-pn-insert', 'sk': 's', 'n': ?}}",
+        f"UPDATE \"{name}\" SET n = ? WHERE pk = 'pq-pn' AND sk = 's'",
+        f"SELECT * FROM \"{name}\" WHERE pk = ?",
+    ]
+    for statement in positions:
+        for value in ("1e99999999999", "-1e99999999999", "1e-99999999999", "1e2147483648", "1e-2147483648"):
+            assert message_of(client, statement, {"N": value}) == f"{UNCONVERTIBLE}: {value}"
+        assert message_of(client, statement, {"N": "1e2147483647"}) == (
+            "Number underflow. Attempting to store a number with magnitude smaller than supported range")
+        assert message_of(client, statement, {"N": ""}) == UNCONVERTIBLE
+    first = positions[0]
+    assert message_of(client, first, {"L": [{"N": "1"}, {"N": "1e99999999999"}]}) == f"{UNCONVERTIBLE}: 1e99999999999"
+    assert message_of(client, first, {"NS": ["1", "1e99999999999"]}) == f"{UNCONVERTIBLE}: 1e99999999999"
+    pair = f"SELECT * FROM \"{name}\" WHERE pk = 'pq-pn' AND x = ? AND y = ?"
+    assert message_of(client, pair, deep(40), {"N": "abc"}) == NEST
+    assert message_of(client, pair, {"N": "abc"}, deep(40)) == f"{UNCONVERTIBLE}: abc"
+    with pytest.raises(ClientError) as excinfo:
+        client.execute_transaction(TransactStatements=[{
+            "Statement": f"UPDATE \"{name}\" SET x = ? SET y = ? WHERE pk = 'pq-pn' AND sk = '1'",
+            "Parameters": [deep(40), {"N": "abc"}]}])
+    assert error_of(excinfo) == ("ValidationException", NEST)
+    response = client.batch_execute_statement(Statements=[{
+        "Statement": f"SELECT * FROM \"{name}\" WHERE pk = 'pq-pn' AND sk = 's' AND n = ?",
+        "Parameters": [{"N": "1e99999999999"}]}])
+    assert response["Responses"][0]["Error"] == {"Code": "ValidationError", "Message": f"{UNCONVERTIBLE}: 1e99999999999"}
+
+
+def test_the_operand_type_check_comes_before_the_table(client: Any) -> None:
+    message = message_of(client, "SELECT pk FROM \"no-such-table-vo\" WHERE pk = ? AND val < ?", {"S": "x"}, {"BOOL": True})
+    assert message == "Incorrect operand type for operator or function; operator or function: <, operand type: BOOL"
+    with pytest.raises(ClientError) as excinfo:
+        client.execute_statement(Statement="SELECT pk FROM \"no-such-table-vo\" WHERE pk = ?", Parameters=[{"S": "x"}])
+    assert error_of(excinfo)[0] == "ResourceNotFoundException"
+    assert message_of(client, "SELECT * FROM \"\" WHERE pk = 'x'") == "Path component cannot be an empty string"
