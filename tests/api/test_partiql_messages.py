@@ -128,6 +128,9 @@ def test_index_texts(client: Any, make_table: Any) -> None:
     for index in ("no-such-index", name):
         assert message_of(client, f"SELECT * FROM \"{name}\".\"{index}\" WHERE pk = 'p'") == (
             "The table does not have the specified index")
+    with pytest.raises(ClientError) as excinfo:  # the unknown index wins over the consistent read
+        client.execute_statement(Statement=f"SELECT * FROM \"{name}\".\"no-such-index\"", ConsistentRead=True)
+    assert error_of(excinfo) == ("ValidationException", "The table does not have the specified index")
 
 
 def test_an_ordering_comparison_on_an_unordered_operand(client: Any, table: str) -> None:
