@@ -136,7 +136,9 @@ def _run_one(
     write = partiql.deep(translate_write, statement, parameters, schema)
     options = dict(outer, ReturnValuesOnConditionCheckFailure=entry.get("ReturnValuesOnConditionCheckFailure"))
     result = run_write(database, write, options)
-    result.pop("Items", None)
+    returned = result.pop("Items", None)
+    if returned:  # RETURNING is honoured in a batch (not refused, as ExecuteTransaction refuses it)
+        result["Item"] = returned[0]
     return result
 
 

@@ -74,6 +74,10 @@ TABLE_NAME_INVALID = (
     "'a-z', 'A-Z', '0-9', '-', '_', '.'."
 )
 DUPLICATE_ITEM = "Duplicate primary key exists in table"
+MULTI_ATTRIBUTE_INDEX = (
+    "PartiQL statements cannot be executed on tables with multi-attribute HASH keys or "
+    "multi-attribute RANGE keys."
+)
 MISSING_INDEX = "The table does not have the specified index"
 """(Query's text; ops.MISSING_INDEX, which dispatch's catalogue refresh looks for.)"""
 TRANSACTION_MIXED = (

@@ -373,6 +373,8 @@ def _key_attributes(schema: TableSchema, index_name: str | None) -> tuple[KeyAtt
     index = schema.index(index_name)
     if index is None:
         raise ValidationException(text.MISSING_INDEX)  # (no name: Query's own text appends one)
+    if len(index.partition_keys) > 1 or len(index.sort_keys) > 1:
+        raise ValidationException(text.MULTI_ATTRIBUTE_INDEX)
     return index.partition_keys[0], index.sort_keys[0] if index.sort_keys else None
 
 

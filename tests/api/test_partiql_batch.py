@@ -54,7 +54,7 @@ def test_batch_of_writes_reports_each_statement(client: Any, table: str) -> None
         {"Statement": f"UPDATE \"{table}\" SET t = 'yes' WHERE pk = 'a' AND n = 99",
          "ReturnValuesOnConditionCheckFailure": "ALL_OLD"},
         {"Statement": f"INSERT INTO \"{table}\" VALUE {{'pk': 'new'}}"},
-        {"Statement": f"UPDATE \"{table}\" SET n = n + 1 WHERE pk = 'b'"},
+        {"Statement": f"UPDATE \"{table}\" SET n = n + 1 WHERE pk = 'b' RETURNING MODIFIED NEW *"},
         {"Statement": f"DELETE FROM \"{table}\" WHERE pk = 'c'"},
         {"Statement": "INSERT INTO \"no-such-table\" VALUE {'pk': 'x'}"},
     ])
@@ -67,7 +67,7 @@ def test_batch_of_writes_reports_each_statement(client: Any, table: str) -> None
     assert responses[2] == {"TableName": table, "Error": {
         "Code": "ConditionalCheckFailed", "Message": "The conditional request failed",
         "Item": {"pk": {"S": "a"}, "n": {"N": "1"}}}}
-    assert responses[3:6] == [{"TableName": table}] * 3
+    assert responses[3:6] == [{"TableName": table}, {"TableName": table, "Item": {"n": {"N": "3"}}}, {"TableName": table}]
     assert responses[6]["Error"]["Code"] == "ResourceNotFound"
     assert item(client, table, "new") == {"pk": {"S": "new"}}
     assert item(client, table, "b") == {"pk": {"S": "b"}, "n": {"N": "3"}}

@@ -187,3 +187,28 @@ def test_the_operand_type_check_comes_before_the_table(client: Any) -> None:
         client.execute_statement(Statement="SELECT pk FROM \"no-such-table-vo\" WHERE pk = ?", Parameters=[{"S": "x"}])
     assert error_of(excinfo)[0] == "ResourceNotFoundException"
     assert message_of(client, "SELECT * FROM \"\" WHERE pk = 'x'") == "Path component cannot be an empty string"
+
+
+def test_multi_attribute_index_keys_are_refused(client: Any, make_table: Any) -> None:
+    refused = ("PartiQL statements cannot be executed on tables with multi-attribute HASH keys or "
+               "multi-attribute RANGE keys.")
+    name = make_table(
+        pk=("id", "S"), sk=None,
+        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("id", "h1", "h2", "r1")],
+        GlobalSecondaryIndexes=[{"IndexName": "gsi", "KeySchema": [
+            {"AttributeName": "h1", "KeyType": "HASH"}, {"AttributeName": "h2", "KeyType": "HASH"},
+            {"AttributeName": "r1", "KeyType": "RANGE"}], "Projection": {"ProjectionType": "ALL"}}],
+    )
+    client.put_item(TableName=name, Item={"id": {"S": "i1"}, "h1": {"S": "a"}, "h2": {"S": "x"}, "r1": {"S": "m"}})
+    index = f"\"{name}\".\"gsi\""
+    for where in (" WHERE h1 = 'a'", " WHERE h1 = 5", " WHERE id = 'i1'", ""):
+        assert message_of(client, f"SELECT * FROM {index}{where}") == refused
+    assert message_of(client, f"SELECT * FROM {index} WHERE") == (
+        "Statement wasn't well formed, can't be processed: Unexpected term")
+    response = client.batch_execute_statement(Statements=[
+        {"Statement": f"SELECT * FROM {index} WHERE h1 = 'a' AND h2 = 'x' AND r1 = 'm'"},
+        {"Statement": f"SELECT * FROM \"{name}\" WHERE id = 'i1'"},
+    ])
+    multi, base = response["Responses"]
+    assert multi["Error"] == {"Code": "ValidationError", "Message": refused}
+    assert base["Item"]["id"] == {"S": "i1"}
