@@ -90,19 +90,39 @@ Slot = tuple[tuple[str | int, ...], int]
 
 
 class _Template:
-    __slots__ = ("schema", "base", "slots")
+    __slots__ = ("schema", "base", "slots", "_containers")
 
     def __init__(self, schema: TableSchema, base: ReadPlan | WritePlan, slots: list[Slot]) -> None:
         self.schema = schema
         self.base = base
         self.slots = slots
+        # The containers to copy, outermost first (each once).
+        containers: dict[tuple[str | int, ...], None] = {}
+        for path, _ in slots:
+            for depth in range(1, len(path)):
+                containers.setdefault(path[:depth])
+        self._containers = list(containers)
 
     def plan(self, parameters: list[Item]) -> ReadPlan | WritePlan:
         base = self.base
         if isinstance(base, ReadPlan):
-            request = _filled(base.requests[0], self.slots, parameters)
-            return ReadPlan(base.operation, [request], base.table, base.renames)
-        return WritePlan(base.operation, _filled(base.request, self.slots, parameters), base.table, base.is_insert)
+            return ReadPlan(base.operation, [self._filled(base.requests[0], parameters)], base.table, base.renames)
+        return WritePlan(base.operation, self._filled(base.request, parameters), base.table, base.is_insert)
+
+    def _filled(self, request: dict[str, Any], parameters: list[Item]) -> dict[str, Any]:
+        """A copy of ``request`` with each slot holding its parameter
+        (containers are copied along the slots' paths only; the rest is
+        shared, read-only)."""
+        result = dict(request)
+        copies: dict[tuple[str | int, ...], Any] = {(): result}
+        for prefix in self._containers:
+            parent = copies[prefix[:-1]]
+            original = parent[prefix[-1]]
+            copy = copies[prefix] = list(original) if type(original) is list else dict(original)
+            parent[prefix[-1]] = copy
+        for path, index in self.slots:
+            copies[path[:-1]][path[-1]] = parameters[index]
+        return result
 
 
 _TEMPLATES: dict[tuple[Any, ...], _Template] = {}
@@ -134,25 +154,6 @@ def _find_parameters(node: Any, path: tuple[str | int, ...], positions: dict[int
             _find_parameters(child, (*path, step), positions, slots)
 
 
-def _filled(request: dict[str, Any], slots: list[Slot], parameters: list[Item]) -> dict[str, Any]:
-    """A copy of ``request`` with each slot holding its parameter (containers
-    are copied along the slots' paths only; the rest is shared, read-only)."""
-    result = dict(request)
-    copies: dict[tuple[str | int, ...], Any] = {(): result}
-    for path, index in slots:
-        parent: Any = result
-        for depth in range(1, len(path)):
-            prefix = path[:depth]
-            copy = copies.get(prefix)
-            if copy is None:
-                original = parent[path[depth - 1]]
-                copy = copies[prefix] = list(original) if isinstance(original, list) else dict(original)
-                parent[path[depth - 1]] = copy
-            parent = copy
-        parent[path[-1]] = parameters[index]
-    return result
-
-
 # --- shared with BatchExecuteStatement and ExecuteTransaction ---------------------------
 
 
@@ -180,7 +181,7 @@ def _check_number_magnitudes(value: Any) -> None:
     1e2147483647 comes out an underflow (pinned on the service; PutItem's
     reading of the same text differs). Only such wrapped texts are refused
     here; everything else is validate_attribute_value's."""
-    if not isinstance(value, dict) or len(value) != 1:
+    if type(value) is not dict or len(value) != 1 or "S" in value:
         return
     ((kind, inner),) = value.items()
     if kind == "N" and isinstance(inner, str):

@@ -115,6 +115,20 @@ def check_operand_types(statement: ast.Statement, parameters: list[Item]) -> Non
     """An ordering comparison (< <= > >= BETWEEN) of a value that has no
     order is refused from the statement alone, before its table is looked
     up (as the service answers; the expression compiler words it the same)."""
+    for operator, operands in _ordering_comparisons(statement):
+        _check_ordered(operator, operands, parameters)
+
+
+_ORDERINGS: dict[int, tuple[ast.Statement, list[tuple[str, tuple[ast.Node, ...]]]]] = {}
+"""Each parsed statement's ordering comparisons, found once (the parse cache
+hands out one tree per text; the tree is kept so its id stays its own)."""
+
+
+def _ordering_comparisons(statement: ast.Statement) -> list[tuple[str, tuple[ast.Node, ...]]]:
+    known = _ORDERINGS.get(id(statement))
+    if known is not None and known[0] is statement:
+        return known[1]
+    found: list[tuple[str, tuple[ast.Node, ...]]] = []
     where = statement.select.where if isinstance(statement, ast.Exists) else getattr(statement, "where", None)
     pending = [where]
     while pending:
@@ -124,9 +138,13 @@ def check_operand_types(statement: ast.Statement, parameters: list[Item]) -> Non
         elif isinstance(node, ast.Not):
             pending.append(node.operand)
         elif isinstance(node, ast.Comparison) and node.operator in ORDERING_OPERATORS:
-            _check_ordered(node.operator, (node.left, node.right), parameters)
+            found.append((node.operator, (node.left, node.right)))
         elif isinstance(node, ast.Between):
-            _check_ordered("BETWEEN", (node.operand, node.low, node.high), parameters)
+            found.append(("BETWEEN", (node.operand, node.low, node.high)))
+    if len(_ORDERINGS) >= limits.PARTIQL_PARSE_CACHE_ENTRIES:
+        _ORDERINGS.clear()
+    _ORDERINGS[id(statement)] = (statement, found)
+    return found
 
 
 def _check_ordered(operator: str, operands: tuple[ast.Node, ...], parameters: list[Item]) -> None:
