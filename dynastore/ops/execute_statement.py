@@ -58,7 +58,10 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any] | byte
     key = (text_of, consistent, tuple(next(iter(value)) for value in parameters))
     template = _TEMPLATES.get(key)
     if template is not None and template.schema is schema:
-        plan = template.plan(parameters)
+        base = template.base
+        if isinstance(base, ReadPlan):  # a GetItem: the commonest statement, kept short
+            return _get(database, template.filled(base.requests[0], parameters), base.renames, request)
+        plan: ReadPlan | WritePlan = template.plan(parameters)
     else:
         plan = partiql.deep(_translate, statement, parameters, schema, consistent)
         _remember(key, plan, parameters, schema)
@@ -106,10 +109,10 @@ class _Template:
     def plan(self, parameters: list[Item]) -> ReadPlan | WritePlan:
         base = self.base
         if isinstance(base, ReadPlan):
-            return ReadPlan(base.operation, [self._filled(base.requests[0], parameters)], base.table, base.renames)
-        return WritePlan(base.operation, self._filled(base.request, parameters), base.table, base.is_insert)
+            return ReadPlan(base.operation, [self.filled(base.requests[0], parameters)], base.table, base.renames)
+        return WritePlan(base.operation, self.filled(base.request, parameters), base.table, base.is_insert)
 
-    def _filled(self, request: dict[str, Any], parameters: list[Item]) -> dict[str, Any]:
+    def filled(self, request: dict[str, Any], parameters: list[Item]) -> dict[str, Any]:
         """A copy of ``request`` with each slot holding its parameter
         (containers are copied along the slots' paths only; the rest is
         shared, read-only)."""
@@ -167,6 +170,9 @@ def validated_parameters(parameters: list[Any] | None) -> list[Item]:
     problem in document order answers, as the service's does)."""
     checked = []
     for value in parameters or ():
+        if type(value) is dict and len(value) == 1 and type(value.get("S")) is str:
+            checked.append(value)  # the commonest parameter: nothing to check
+            continue
         _check_number_magnitudes(value)
         checked.append(validate_attribute_value(value))
     return checked
@@ -366,9 +372,16 @@ def run_select(database: Database, plan: ReadPlan, outer: dict[str, Any]) -> dic
 
 
 def _run_get(database: Database, plan: ReadPlan, outer: dict[str, Any]) -> dict[str, Any] | bytes:
-    request = with_options(dict(plan.requests[0]), outer, "ReturnConsumedCapacity")
+    return _get(database, dict(plan.requests[0]), plan.renames, outer)
+
+
+def _get(
+    database: Database, request: dict[str, Any], renames: tuple[tuple[ast.Path, str], ...], outer: dict[str, Any]
+) -> dict[str, Any] | bytes:
+    """Run a SELECT's GetItem (``request`` is this call's own copy)."""
+    with_options(request, outer, "ReturnConsumedCapacity")
     response = call(database, "GetItem", request)
-    if isinstance(response, bytes) and not plan.renames:
+    if isinstance(response, bytes) and not renames:
         # The stored item bytes, spliced into the answer undecoded (the fast path).
         if response == b"{}":
             return b'{"Items":[]}'
@@ -376,7 +389,7 @@ def _run_get(database: Database, plan: ReadPlan, outer: dict[str, Any]) -> dict[
             return b'{"Items":[' + response[len(_GET_PREFIX):-1] + b"]}"
     page = decoded(response)
     item = page.get("Item")
-    items = [] if item is None else [rename_projected(item, plan.renames) if plan.renames else item]
+    items = [] if item is None else [rename_projected(item, renames) if renames else item]
     answer: dict[str, Any] = {"Items": items}
     if "ConsumedCapacity" in page:
         answer["ConsumedCapacity"] = page["ConsumedCapacity"]
