@@ -157,6 +157,12 @@ class TableNotFoundException(DynamoDBError):
     pass
 
 
+class DuplicateItemException(DynamoDBError):
+    """PartiQL: an INSERT of a key that exists."""
+
+    default_message = "Duplicate primary key exists in table"
+
+
 class ExpiredIteratorException(DynamoDBError):
     """DynamoDB Streams: a shard iterator older than 15 minutes."""
 
@@ -200,6 +206,7 @@ CATALOGUE: dict[str, type[DynamoDBError]] = {
         TransactionInProgressException,
         IdempotentParameterMismatchException,
         TableNotFoundException,
+        DuplicateItemException,
         ExpiredIteratorException,
         TrimmedDataAccessException,
         InternalServerError,

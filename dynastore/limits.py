@@ -66,6 +66,18 @@ EXPRESSION_MAX_OPERATORS = 300
 PROJECTION_EXPRESSION_MAX_BYTES = 4096
 EXPRESSION_PARSE_CACHE_ENTRIES = 4096
 
+# --- PartiQL ----------------------------------------------------------------------
+PARTIQL_STATEMENT_MAX_BYTES = 8192
+"""A statement's length in UTF-8 bytes (the service model caps its characters too)."""
+PARTIQL_BATCH_MAX_STATEMENTS = 25
+PARTIQL_TRANSACTION_MAX_STATEMENTS = 100
+PARTIQL_NEXT_TOKEN_MAX_CHARACTERS = 32768
+PARTIQL_PARSE_CACHE_ENTRIES = 4096  # partiql/__init__.py: parsed statements kept
+PARTIQL_PARTITION_VALUES_MAX = 50
+"""A SELECT's WHERE may fix the partition key to at most this many values
+(``IN``, ``OR``): "at max 50 hash attribute values" (developer guide)."""
+PARTIQL_DEEP_RECURSION_LIMIT = 100_000  # partiql/__init__.py: a deeply nested 8 KB statement
+
 # --- Capacity -------------------------------------------------------------------
 READ_UNIT_BYTES = 4 * 1024
 WRITE_UNIT_BYTES = 1024

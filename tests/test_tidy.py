@@ -1,6 +1,6 @@
 """Structural rules that keep the layers clean (see docs/architecture.md).
 
-- imports only go down: protocol -> ops -> engine/expressions/types -> storage
+- imports only go down: protocol -> ops -> engine/expressions/partiql/types -> storage
 - the pure packages read no clock, open no sockets, touch no database driver
 - only dynastore/storage/ imports a database driver
 """
@@ -14,7 +14,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "dynastore"
 
-PURE_PACKAGES = ("types", "expressions", "engine")
+PURE_PACKAGES = ("types", "expressions", "engine", "partiql")
 DRIVERS = ("sqlite3", "psycopg", "psycopg2", "asyncpg")
 # (threading is allowed: a lock guarding process-wide state is not I/O.)
 IMPURE_MODULES = ("socket", "asyncio", "subprocess", "time", "random", "datetime")
@@ -26,6 +26,7 @@ FORBIDDEN_UPWARD_IMPORTS = {
     "engine": ("ops", "protocol", "database", "cli", "storage.sqlite", "storage.memory"),
     "storage": ("engine", "expressions", "ops", "protocol", "database", "cli"),
     "ops": ("protocol", "cli"),
+    "partiql": ("ops", "protocol", "storage", "database", "cli"),
 }
 
 

@@ -64,6 +64,33 @@ READ_OPERATIONS: frozenset[str] = frozenset(
 and the Describe/List calls; every DynamoDB Streams call is a read too."""
 
 
+def reads_only(operation: str, request: Any) -> bool:
+    """Whether a PartiQL call holds SELECTs only (a ``readonly`` key may run
+    it, as an IAM policy allowing dynamodb:PartiQLSelect would let it). A
+    statement that does not parse writes nothing: the operation answers it."""
+    if operation not in ("ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction"):
+        return False
+    from dynastore import partiql
+
+    if operation == "ExecuteStatement":
+        entries: Any = [request]
+    else:
+        entries = request.get("Statements" if operation == "BatchExecuteStatement" else "TransactStatements")
+    if not isinstance(entries, list):
+        return True
+    for entry in entries:
+        text = entry.get("Statement") if isinstance(entry, dict) else None
+        if not isinstance(text, str):
+            continue
+        try:
+            statement = partiql.parse(text)
+        except DynamoDBError:
+            continue
+        if not isinstance(statement, partiql.ast.Select):
+            return False
+    return True
+
+
 def module_name(operation: str) -> str:
     """``BatchGetItem`` -> ``batch_get_item``."""
     return re.sub(r"(?<!^)(?=[A-Z])", "_", operation).lower()
@@ -130,6 +157,7 @@ def dispatch(database: Database, operation: str, request: dict[str, Any]) -> dic
 DATA_PLANE_OPERATIONS = frozenset((
     "GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan",
     "BatchGetItem", "BatchWriteItem", "TransactGetItems", "TransactWriteItems",
+    "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
 ))
 """Operations whose missing table DynamoDB answers with the bare "Requested
 resource not found" (boto3 and Terraform reports 2024-2025, ExtendDB's

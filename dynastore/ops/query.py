@@ -35,6 +35,7 @@ from dynastore.expressions import (
 from dynastore.expressions.ast import Path
 from dynastore.expressions.evaluate import parse_checked_condition
 from dynastore.expressions.validate import resolve_path
+from dynastore.partiql.translate import FILTER_MAY_NAME_KEYS, FILTER_MAY_NAME_KEYS_MARK
 from dynastore.storage.base import Row, SortKeyRange, Storage
 from dynastore.types.attribute_value import compare_values, type_of, validate_attribute_value
 from dynastore.types.keys import encode_attribute
@@ -292,7 +293,8 @@ def handle(database: Database, request: dict[str, Any]) -> bytes:
         check_start_key_shape(schema, start_key, MESSAGE_START_KEY_INVALID)
     key_range = _key_range(schema, request, key_text, context)
     context.check_all_used()
-    _check_filter_keys(schema, expressions)
+    if request.get(FILTER_MAY_NAME_KEYS) is not FILTER_MAY_NAME_KEYS_MARK:
+        _check_filter_keys(schema, expressions)
     check_key_paths(schema, expressions)
     sort_range = _sort_range(schema, key_range)
     pk = encode_attribute(schema.partition_key.type, key_range.partition_value)
@@ -599,7 +601,8 @@ def _query_index(
         schema, index, request, key_text, context
     )
     context.check_all_used()
-    _check_filter_keys_named(index.key_names, expressions)
+    if request.get(FILTER_MAY_NAME_KEYS) is not FILTER_MAY_NAME_KEYS_MARK:
+        _check_filter_keys_named(index.key_names, expressions)
     plan, fetch = index_read_setup(database, schema, index, request, expressions, select)
     sort_range = indexes.index_sort_range(index, equal_values, operator, values)
     pk = indexes.index_partition(index, partition_values)

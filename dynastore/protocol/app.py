@@ -44,7 +44,7 @@ from dynastore.errors import (
 )
 from dynastore.faults import handle_admin as handle_faults_admin
 from dynastore.namespaces import Namespaces, TooManyNamespaces
-from dynastore.ops import ALL_OPERATIONS, READ_OPERATIONS, dispatch
+from dynastore.ops import ALL_OPERATIONS, READ_OPERATIONS, dispatch, reads_only
 from dynastore.protocol.authorization import check_credentials_present
 from dynastore.protocol.http import APPLICATION_JSON, JSON_1_0, TEXT_PLAIN, Reply
 from dynastore.protocol.sigv4 import Caller, SignatureVerifier, credential_scope_region
@@ -388,7 +388,9 @@ class Application:
             return self.database_of(None, authorization, query)
         caller = verifier.verify(b"POST", url, headers, body)
         database = self.database_of(caller, authorization, b"")
-        if caller.key.readonly and operation is not None and operation not in READ_OPERATIONS:
+        if caller.key.readonly and operation is not None and operation not in READ_OPERATIONS and (
+            not reads_only(operation, request)  # PartiQL SELECTs (ops.reads_only)
+        ):
             raise access_denied(caller, operation, database, request)
         return database
 

@@ -56,6 +56,7 @@ logger = logging.getLogger("dynastore.server")
 GROUPED_OPERATIONS = (
     "GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan",
     "BatchGetItem", "BatchWriteItem", "TransactGetItems", "TransactWriteItems",
+    "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",  # PartiQL runs the item operations
 )
 """Operations that read and write items only: they change no catalogue and
 no in-process state that a failed COMMIT would leave behind unrecoverably."""

@@ -41,6 +41,8 @@ MODES = (OFF, OBSERVE, ENFORCE)
 READ_OPERATIONS = frozenset(("GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"))
 WRITE_OPERATIONS = frozenset(("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"))
 STREAM_OPERATIONS = frozenset(("DescribeStream", "GetShardIterator", "GetRecords", "ListStreams"))
+PARTIQL_OPERATIONS = frozenset(("ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction"))
+"""Run the item operations they translate to through this model (ops/execute_statement.py)."""
 
 
 # --- the per-database model --------------------------------------------------------------
@@ -86,6 +88,8 @@ class Throughput(RequestTargets):
     def _run(self, operation: str, handler: Callable[..., Any], request: dict[str, Any]) -> Any:
         database = self.database
         if operation not in READ_OPERATIONS and operation not in WRITE_OPERATIONS:
+            if operation in PARTIQL_OPERATIONS:
+                return handler(database, request)
             if operation not in STREAM_OPERATIONS and self.mode == ENFORCE:
                 self._control_plane(database.now())
             return handler(database, request)
