@@ -24,12 +24,16 @@ import pytest
 
 from tests.console.conftest import seed_numbers, seed_single_table
 from tests.console.test_browser import (
+    ADMIN,
     LISTEN_LINE,
     SERVE_COMMAND,
     VIEWPORTS,
     Console,
+    SecuredServer,
     browser,  # noqa: F401 (a fixture, shared)
     make_console,
+    secured,  # noqa: F401 (a fixture, shared)
+    sign_in,
 )
 
 EXECUTE_STATEMENT = "/console/api/ExecuteStatement"
@@ -162,11 +166,15 @@ def test_completion_offers_attribute_names_tables_and_keywords(ui: Console) -> N
     editor.press("Escape")
     assert popup.is_hidden()
     editor.fill("")
+    described = []
+    page.on("request", lambda request: described.append(request.post_data) if request.url.endswith("/DescribeTable") else None)
     editor.press_sequentially("SELECT * FROM num")
     popup.locator("li", has_text="numbers").wait_for()
     editor.press("ArrowDown")  # one item: the selection wraps onto it
     editor.press("Enter")
     assert editor.input_value() == 'SELECT * FROM "numbers"'
+    page.locator("#partiql-scan[data-scans='true']", has_text='Scan of "numbers"').wait_for()
+    assert described == ['{"TableName":"numbers"}']  # the chosen table only, not "n", "nu", "num"
     editor.fill("")
     editor.press_sequentially("SELECT * FROM \"app\" WHERE \"PK\" = 'sch")
     page.wait_for_timeout(150)
@@ -226,6 +234,11 @@ def test_a_statement_that_scans_is_confirmed_first(ui: Console) -> None:
     ]
     write_statement(page, "SELECT * FROM \"app\" WHERE \"PK\" = 'USER#1' OR \"SK\" = 'x'")
     page.locator("#partiql-scan[data-scans='true']").wait_for()
+    # another table's statement is judged by that table's key schema
+    write_statement(page, 'SELECT * FROM "numbers" WHERE "PK" = 3')
+    page.locator("#partiql-scan[data-scans='true']", has_text='partition key "id"').wait_for()
+    write_statement(page, 'SELECT * FROM "numbers" WHERE "id" = 3')
+    page.locator("#partiql-scan[data-scans='false']").wait_for()
 
 
 def test_the_error_is_shown_as_the_server_returned_it(ui: Console, served: ServedDatabase) -> None:
@@ -237,6 +250,34 @@ def test_the_error_is_shown_as_the_server_returned_it(ui: Console, served: Serve
     assert page.inner_text("#partiql-error") == error_of(served.client(), Statement=statement, ReturnConsumedCapacity="TOTAL")
     page.locator("#status-bar .err").wait_for()
     ui.shot("partiql-error")
+
+
+def answer_of(client: Any, **request: Any) -> str:
+    """What the tab shows for ``request``: the item count, or the error as returned."""
+    from botocore.exceptions import ClientError
+
+    try:
+        items = client.execute_statement(**request)["Items"]
+    except ClientError as error:
+        return f"{error.response['Error']['Code']}: {error.response['Error']['Message']}"
+    return f"{len(items)} item{'' if len(items) == 1 else 's'}"
+
+
+@pytest.mark.parametrize("region, table", [("us-east-1", "orders"), ("eu-west-1", "eu-only")])
+def test_signed_in_statements_are_signed_for_the_chosen_region(
+    browser: Any, secured: SecuredServer, request: Any, region: str, table: str,  # noqa: F811
+) -> None:
+    for ui in make_console(browser, secured, request):
+        page = sign_in(ui, ADMIN, region)
+        page.locator("#sidebar nav a", has_text=table).wait_for()
+        page.goto(f"{ui.base_url}#/t/{table}/partiql")
+        statement = f"SELECT * FROM \"{table}\" WHERE \"id\" = 'o-1'"
+        write_statement(page, statement)
+        page.keyboard.press("Control+Enter")
+        shown = wait_answer(page)
+        # the same answer a boto3 client signing for that region gets (not a signature error)
+        assert shown == answer_of(secured.client(ADMIN, region), Statement=statement, ReturnConsumedCapacity="TOTAL")
+        assert "Signature" not in shown
 
 
 def test_bad_parameters_are_refused_before_sending(ui: Console) -> None:

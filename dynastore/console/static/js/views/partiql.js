@@ -44,13 +44,14 @@ export function parseParameters(text) {
 export async function renderPartiql(body, tableName) {
   const table = await describeTable(tableName);
   const state = stateFor(tableName);
+  Object.assign(state, { ran: null, tokens: [null], page: 0 });
   const { endpoint } = await consoleConfig();
   const tables = { [tableName]: table };
   const vocabulary = vocabularyOf(table);
   // The attribute names beyond the key schemas come from a small sample; the other
   // tables' names serve completion after FROM. Neither is needed to run anything.
   call("Scan", { TableName: tableName, Limit: SAMPLE_SIZE }).then((page) => Object.assign(vocabulary, vocabularyOf(table, page.Items || []), { tables: vocabulary.tables }), () => {});
-  listAllTables().then((names) => { vocabulary.tables = names; }, () => {});
+  listAllTables().then((names) => { vocabulary.tables = names; showVerdict(); }, () => {});
 
   const editor = h("textarea", { id: "partiql-editor", class: "mono partiql-editor", spellcheck: "false", autocomplete: "off", "data-focus": true,
     "aria-label": "PartiQL statement", "aria-autocomplete": "list", "aria-controls": "partiql-complete", rows: 6 });
@@ -68,8 +69,8 @@ export async function renderPartiql(body, tableName) {
   const keyOf = partitionKeyLookup(tables);
   const showVerdict = () => {
     const verdict = scanVerdict(editor.value, keyOf);
-    if (verdict.scans === null && verdict.verb === "SELECT" && verdict.table && !(verdict.table in tables)) {
-      // A SELECT of another table: learn its key schema, then judge again.
+    if (verdict.scans === null && verdict.verb === "SELECT" && verdict.table && !(verdict.table in tables) && vocabulary.tables.includes(verdict.table)) {
+      // A SELECT of another existing table (not a name half typed): learn its key schema, then judge again.
       const name = verdict.table;
       tables[name] = null;
       describeTable(name).then((other) => { tables[name] = other; showVerdict(); }, () => { delete tables[name]; });
@@ -178,7 +179,7 @@ export async function renderPartiql(body, tableName) {
     if (event.key === "p" && state.page > 0) { runPage(state.page - 1); return true; }
     return false;
   });
-  if (state.ran) await runPage(state.page);
+  // Coming back to the tab keeps the statement but does not run it again: it may write, or scan.
 }
 
 function drawResponse(result, response, ms, state, tables, table, runPage) {
