@@ -58,7 +58,7 @@ export async function renderPartiql(body, tableName) {
   editor.value = state.statement;
   const popup = h("ul", { id: "partiql-complete", class: "completion", role: "listbox", hidden: true });
   const verdictPill = h("div", { id: "partiql-scan", class: "scan-verdict" });
-  const params = h("textarea", { id: "partiql-params", class: "mono", rows: 2, spellcheck: "false", placeholder: '[{"S": "USER#1"}]  — one value per ? in order' });
+  const params = h("textarea", { id: "partiql-params", class: "mono", rows: 1, spellcheck: "false", placeholder: '[{"S": "USER#1"}]  — one value per ? in order' });
   params.value = state.parameters;
   const limit = h("input", { id: "partiql-limit", type: "number", min: "1", class: "mono", value: state.limit, placeholder: "none", style: { width: "100px" } });
   const consistent = h("input", { id: "partiql-consistent", type: "checkbox", checked: state.consistent });
@@ -165,11 +165,11 @@ export async function renderPartiql(body, tableName) {
         h("button", { class: "primary", id: "partiql-run", title: "Ctrl+Enter", onclick: run }, "Run"),
         h("button", { id: "partiql-copy-code", onclick: showCode }, "Copy as code"),
         h("span", { class: "hint" }, "Ctrl+Enter runs · Ctrl+Space completes · Tab or Enter takes a suggestion"))),
-    h("div", { class: "card stack" },
+    h("div", { class: "card stack partiql-history" },
       h("div", { class: "row center" }, h("h2", { style: { margin: 0 } }, "History"), h("div", { class: "spacer" }),
         h("button", { class: "small ghost", id: "partiql-history-clear", onclick: () => { history.list = []; saveHistory(localStorage, []); drawHistory(); } }, "Clear")),
-      historyList)),
-  result);
+      historyList),
+    result));
   drawHistory();
   showVerdict();
   setPageKeys((event) => {
