@@ -474,3 +474,61 @@ def test_the_tab_runs_statements_on_the_server(ui: Console, served: ServedDataba
     page.keyboard.press("Control+Enter")
     page.locator("#partiql-error").wait_for()
     assert page.inner_text("#partiql-error") == error_of(client, Statement=statement, ReturnConsumedCapacity="TOTAL")
+
+
+def test_the_builders_partiql_runs_as_its_request_does(ui: Console, served: ServedDatabase) -> None:
+    """The statement the builder emits reads and writes what the builder's own request does."""
+    client = served.client()
+    partiql_or_skip(client)
+    page = ui.open("/t/app/builder")
+    page.click("#op-Query")
+    page.fill("#builder-pk", "USER#2")
+    page.select_option("#builder-sk-op", "begins_with")
+    page.fill("#builder-sk", "ORDER#")
+    page.click("#add-builder-filter")
+    row = page.locator(".filter-row").last
+    row.locator("input.attr").fill("total")
+    row.locator("select").first.select_option(">")
+    row.locator("select").nth(1).select_option("N")
+    row.locator("input.val").fill("20")
+    page.click("#builder-run")
+    page.locator("#builder-run-ok").wait_for()
+    expected = page.locator("#builder-result #items-grid tbody tr").count()
+    assert expected == 2
+    page.click("#builder-open-partiql")
+    page.locator("#partiql-editor").wait_for()
+    page.keyboard.press("Control+Enter")
+    page.locator("#partiql-count", has_text=f"{expected} items").wait_for()
+    # a conditional update with a set and arithmetic, run from the tab, lands as UpdateItem would
+    page = ui.open("/t/app/builder")
+    page.click("#op-UpdateItem")
+    page.fill("#builder-key-hash", "USER#1")
+    page.fill("#builder-key-range", "PROFILE#")
+    actions = [("ADD", "tags", "SS", "c"), ("SET", "visits", "N", "1"), ("REMOVE", "name", None, None)]
+    for index, (action, attribute, type_, value) in enumerate(actions):
+        if index:
+            page.click("#add-builder-update")
+        update = page.locator(".filter-row").nth(index)
+        update.locator("select").first.select_option(action)
+        update.locator("input.attr").fill(attribute)
+        if type_:
+            update.locator("select").nth(1).select_option(type_)
+            update.locator("input.val").fill(value)
+    page.click("#add-builder-condition")
+    condition = page.locator(".filter-row").last
+    condition.locator("input.attr").fill("name")
+    condition.locator("select").nth(1).select_option("S")
+    condition.locator("input.val").fill("User 1")
+    page.locator("#builder-partiql", has_text="REMOVE").wait_for()
+    assert page.inner_text("#builder-partiql") == (
+        'UPDATE "app" SET "tags" = set_add("tags", ?) SET "visits" = ? REMOVE "name" '
+        'WHERE "PK" = ? AND "SK" = ? AND "name" = ? RETURNING ALL NEW *')
+    page.click("#builder-open-partiql")
+    page.locator("#partiql-editor").wait_for()
+    page.keyboard.press("Control+Enter")
+    page.locator("#partiql-count", has_text="1 item").wait_for()
+    item = client.get_item(TableName="app", Key={"PK": {"S": "USER#1"}, "SK": {"S": "PROFILE#"}})["Item"]
+    assert sorted(item["tags"]["SS"]) == ["a", "b", "c"] and item["visits"] == {"N": "1"} and "name" not in item
+    # run again: the condition on the removed name fails, as it would for UpdateItem
+    page.keyboard.press("Control+Enter")
+    page.locator("#partiql-error", has_text="ConditionalCheckFailedException").wait_for()
