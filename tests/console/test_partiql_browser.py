@@ -175,6 +175,9 @@ def test_completion_offers_attribute_names_tables_and_keywords(ui: Console) -> N
     assert editor.input_value() == 'SELECT * FROM "numbers"'
     page.locator("#partiql-scan[data-scans='true']", has_text='Scan of "numbers"').wait_for()
     assert described == ['{"TableName":"numbers"}']  # the chosen table only, not "n", "nu", "num"
+    editor.press_sequentially(" WHERE i")  # that table's key attributes now, not app's
+    assert popup.locator("li .mono").all_inner_texts()[:2] == ["id", "IN"]
+    editor.press("Escape")
     editor.fill("")
     editor.press_sequentially("SELECT * FROM \"app\" WHERE \"PK\" = 'sch")
     page.wait_for_timeout(150)
@@ -468,6 +471,10 @@ def test_the_tab_runs_statements_on_the_server(ui: Console, served: ServedDataba
     page.locator("#partiql-count", has_text="1 item").wait_for()
     item = client.get_item(TableName="app", Key={"PK": {"S": "SETTINGS#APP"}, "SK": {"S": "FLAGS#V1"}})["Item"]
     assert item["dark"] == {"BOOL": False}
+    write_statement(page, "DELETE FROM \"app\" WHERE \"PK\" = 'USER#3' AND \"SK\" = 'ORDER#2024-01-01#00001'")
+    page.keyboard.press("Control+Enter")
+    page.locator("#partiql-empty", has_text="RETURNING").wait_for()
+    assert "Item" not in client.get_item(TableName="app", Key={"PK": {"S": "USER#3"}, "SK": {"S": "ORDER#2024-01-01#00001"}})
     # an error as the server returned it
     statement = 'SELECT * FROM "no-such-table"'
     write_statement(page, statement)

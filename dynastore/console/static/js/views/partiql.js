@@ -9,7 +9,7 @@ import { go, itemHash, setPageKeys } from "../nav.js";
 import { executeStatementRequest, STATEMENT_GENERATORS } from "../partiql/code.js";
 import { applyCompletion, completionsAt, vocabularyOf } from "../partiql/complete.js";
 import { loadHistory, remember, saveHistory } from "../partiql/history.js";
-import { partitionKeyLookup, scanVerdict } from "../partiql/scan.js";
+import { analyzeStatement, partitionKeyLookup, scanVerdict } from "../partiql/scan.js";
 import { clear, copyText, field, h, modal, spinner } from "../ui.js";
 import { itemsTable } from "./browse.js";
 
@@ -80,7 +80,12 @@ export async function renderPartiql(body, tableName) {
     verdictPill.textContent = verdict.scans ? `Scan — ${verdict.reason}` : verdict.scans === false ? `Query — ${verdict.reason}` : verdict.reason || "Type a statement.";
     return verdict;
   };
-  const completion = completer(editor, popup, () => vocabulary, () => { state.statement = editor.value; showVerdict(); });
+  // A statement about another table is offered that table's key attributes (its items are not sampled).
+  const vocabularyNow = () => {
+    const other = tables[analyzeStatement(editor.value).table];
+    return other && other !== table ? { ...vocabulary, attributes: vocabularyOf(other).attributes } : vocabulary;
+  };
+  const completion = completer(editor, popup, vocabularyNow, () => { state.statement = editor.value; showVerdict(); });
 
   const readForm = () => {
     state.statement = editor.value;
@@ -187,7 +192,7 @@ function drawResponse(result, response, ms, state, tables, table, runPage) {
   if (response.NextToken) state.tokens[state.page + 1] = response.NextToken;
   else state.tokens.length = state.page + 1;
   const capacity = capacityText(response.ConsumedCapacity);
-  const target = tables[scanVerdict(state.ran.Statement, () => null).table] || table;
+  const target = tables[analyzeStatement(state.ran.Statement).table] || table;
   const hasKey = (item) => target.KeySchema.every((key) => key.AttributeName in item);
   const open = (item) => { if (hasKey(item)) go(itemHash(target.TableName, primaryKeyOf(target, item))); };
   clear(result, h("div", { class: "card" },
@@ -200,11 +205,12 @@ function drawResponse(result, response, ms, state, tables, table, runPage) {
         h("button", { id: "partiql-prev", disabled: state.page === 0, title: "p", onclick: () => runPage(state.page - 1) }, "← Previous"),
         h("button", { id: "partiql-next", disabled: !response.NextToken, title: "n", onclick: () => runPage(state.page + 1) }, "Next →"))),
     items.length ? itemsTable(target, items, "", open)
-      : h("p", { class: "muted", id: "partiql-empty" }, response.NextToken ? "No items on this page matched — try Next." : "No items.")));
+      : h("p", { class: "muted", id: "partiql-empty" }, response.NextToken ? "No items on this page matched — try Next."
+        : analyzeStatement(state.ran.Statement).verb === "SELECT" ? "No items." : "Done. A write returns no items unless it ends with RETURNING (e.g. RETURNING ALL NEW *).")));
 }
 
 /** The completion popup of ``editor``: as you type, Ctrl+Space, arrows, Tab/Enter, Escape. */
-function completer(editor, popup, vocabularyOf_, changed) {
+function completer(editor, popup, currentVocabulary, changed) {
   const open = { completion: null, selected: 0 };
   const close = () => { open.completion = null; popup.hidden = true; clear(popup); };
   const draw = () => {
@@ -218,7 +224,7 @@ function completer(editor, popup, vocabularyOf_, changed) {
     popup.hidden = false;
   };
   const suggest = (explicit) => {
-    const completion = completionsAt(editor.value, editor.selectionStart, vocabularyOf_(), { explicit });
+    const completion = completionsAt(editor.value, editor.selectionStart, currentVocabulary(), { explicit });
     if (!completion || editor.selectionStart !== editor.selectionEnd) { close(); return; }
     open.completion = completion;
     open.selected = 0;
