@@ -207,6 +207,8 @@ test("history: newest first, no duplicates, capped, tolerant of bad storage", ()
   store.set(history.HISTORY_KEY, "{not json");
   assert.deepEqual(history.loadHistory(storage), []);
   history.saveHistory({ setItem: () => { throw new Error("QuotaExceededError"); } }, list); // does not throw
+  assert.deepEqual(history.loadHistory(null), []); // no localStorage at all
+  history.saveHistory(null, list);
 });
 
 console.log(`ok ${count}`);

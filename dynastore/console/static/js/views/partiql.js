@@ -31,6 +31,11 @@ export function presetStatement(tableName, { statement, parameters = [], limit =
   Object.assign(state, { statement, parameters: parameters.length ? JSON.stringify(parameters, null, 1) : "", limit: limit ? String(limit) : "", ran: null, tokens: [null], page: 0 });
 }
 
+/** localStorage, or null where the browser refuses it (reading the property itself can throw). */
+function browserStorage() {
+  try { return window.localStorage; } catch { return null; }
+}
+
 /** The Parameters box: empty, or a JSON list of DynamoDB JSON values. */
 export function parseParameters(text) {
   if (!text.trim()) return [];
@@ -94,7 +99,8 @@ export async function renderPartiql(body, tableName) {
     state.consistent = consistent.checked;
     return executeStatementRequest(editor.value.trim(), { parameters: parseParameters(params.value), limit: limit.value, consistentRead: consistent.checked });
   };
-  const history = { list: loadHistory(localStorage) };
+  const storage = browserStorage();
+  const history = { list: loadHistory(storage) };
   const drawHistory = () => clear(historyList, history.list.length ? history.list.map((entry) => h("button", {
     class: "history-entry", title: entry.statement, onclick: () => {
       editor.value = entry.statement;
@@ -121,13 +127,15 @@ export async function renderPartiql(body, tableName) {
       if (proceed !== true) return;
     }
     history.list = remember(history.list, { statement: request.Statement, parameters: request.Parameters || [], table: tableName, at: Date.now() });
-    saveHistory(localStorage, history.list);
+    saveHistory(storage, history.list);
     drawHistory();
     state.ran = request;
     state.tokens = [null];
     await runPage(0);
   };
+  let latest = 0;
   const runPage = async (page) => {
+    const mine = ++latest; // an answer that arrives after a newer run started is dropped
     state.page = page;
     const request = { ...state.ran, ReturnConsumedCapacity: "TOTAL" };
     if (state.tokens[page]) request.NextToken = state.tokens[page];
@@ -137,9 +145,11 @@ export async function renderPartiql(body, tableName) {
     try {
       response = await call("ExecuteStatement", request);
     } catch (error) {
+      if (mine !== latest) return;
       clear(result, h("div", { class: "card" }, h("div", { class: "error-text", id: "partiql-error" }, `${error.code}: ${error.message}`)));
       return;
     }
+    if (mine !== latest) return;
     drawResponse(result, response, performance.now() - started, state, tables, table, runPage);
   };
 
@@ -172,7 +182,7 @@ export async function renderPartiql(body, tableName) {
         h("span", { class: "hint" }, "Ctrl+Enter runs · Ctrl+Space completes · Tab or Enter takes a suggestion"))),
     h("div", { class: "card stack partiql-history" },
       h("div", { class: "row center" }, h("h2", { style: { margin: 0 } }, "History"), h("div", { class: "spacer" }),
-        h("button", { class: "small ghost", id: "partiql-history-clear", onclick: () => { history.list = []; saveHistory(localStorage, []); drawHistory(); } }, "Clear")),
+        h("button", { class: "small ghost", id: "partiql-history-clear", onclick: () => { history.list = []; saveHistory(storage, []); drawHistory(); } }, "Clear")),
       historyList),
     result));
   drawHistory();
