@@ -118,7 +118,12 @@ export async function renderPartiql(body, tableName) {
     let request;
     try { request = readForm(); } catch (error) { problem.textContent = error.message; return; }
     if (!request.Statement) { problem.textContent = "Type a statement first."; return; }
-    const verdict = showVerdict();
+    let verdict = showVerdict();
+    if (verdict.scans === null && verdict.verb === "SELECT" && verdict.table && !tables[verdict.table]) {
+      // Run before the other table's key schema arrived: read it now, so a scan is still warned about.
+      try { tables[verdict.table] = await describeTable(verdict.table); } catch { /* the server will say */ }
+      verdict = showVerdict();
+    }
     if (verdict.scans) {
       const proceed = await modal({ title: "This statement will scan", body: h("div", { class: "stack", id: "partiql-scan-warning" },
         h("p", {}, verdict.reason),
