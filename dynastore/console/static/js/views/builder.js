@@ -4,8 +4,10 @@
 import { call, capacityText, consoleConfig, describeTable } from "../api.js";
 import { GENERATORS } from "../codegen.js";
 import { attributeType, keySchemaOf, typedValue } from "../ddb.js";
-import { ExpressionBuilder, KEY_OPERATORS, UPDATE_ACTIONS, VALUE_TYPES, conditionExpression, keyConditionExpression, updateExpression } from "../expr.js";
-import { go, itemHash, setPageKeys } from "../nav.js";
+import { ExpressionBuilder, KEY_OPERATORS, UPDATE_ACTIONS, VALUE_TYPES, conditionExpression, keyConditionExpression, needsNoValue, updateExpression } from "../expr.js";
+import { go, itemHash, setPageKeys, tableHash } from "../nav.js";
+import { toPartiql } from "../partiql/convert.js";
+import { presetStatement } from "./partiql.js";
 import { clear, copyText, field, h, select } from "../ui.js";
 import { filterRow, indexOptions, itemsTable } from "./browse.js";
 import { primaryKeyOf } from "../ddb.js";
@@ -56,6 +58,29 @@ export function builderRequest(table, state) {
   }
   Object.assign(request, builder.params());
   return request;
+}
+
+/** The builder's form for toPartiql: the same rows, their values typed as the request types them. */
+export function builderSpec(table, state, request) {
+  const typedRows = (rows) => rows.filter((row) => row.attr && row.attr.trim()).map((row) => ({
+    attr: row.attr, op: row.op,
+    value: needsNoValue(row.op) ? undefined : row.op === "attribute_type" ? { S: row.value.trim() } : typedValue(row.type, row.value, row.attr),
+    value2: row.op === "BETWEEN" ? typedValue(row.type, row.value2 || "", row.attr) : undefined,
+  }));
+  const spec = { op: state.op, table: table.TableName, index: state.index, limit: state.limit, forward: state.forward, join: state.join, condJoin: state.condJoin,
+    projection: state.projection.split(","), filters: typedRows(state.filters), conditions: typedRows(state.conditions), returnValues: request.ReturnValues || "NONE" };
+  if (state.op === "Query") {
+    const keys = keySchemaOf(table, state.index);
+    spec.key = { hash: keys.hash, hashValue: typedValue(attributeType(table, keys.hash), state.pk, keys.hash), range: keys.range };
+    if (keys.range && state.skOp && state.sk) {
+      const type = attributeType(table, keys.range);
+      Object.assign(spec.key, { rangeOp: state.skOp, rangeValue: typedValue(type, state.sk, keys.range), rangeValue2: state.skOp === "BETWEEN" ? typedValue(type, state.sk2, keys.range) : undefined });
+    }
+  }
+  if (request.Key) spec.itemKey = request.Key;
+  spec.updates = state.updates.filter((row) => row.attr && row.attr.trim())
+    .map((row) => ({ action: row.action, attr: row.attr, value: row.action === "REMOVE" ? undefined : typedValue(row.type, row.value, row.attr) }));
+  return spec;
 }
 
 export async function renderBuilder(body, tableName) {
@@ -136,9 +161,15 @@ function drawOutput(output, result, table, state, endpoint) {
     parts.request = null;
     clear(parts.expressions, h("p", { class: "error-text", id: "builder-problem" }, error.message));
     parts.code.textContent = "";
+    parts.showPartiql(null, error);
     return;
   }
   parts.request = request;
+  try {
+    parts.showPartiql(toPartiql(builderSpec(table, state, request)));
+  } catch (error) {
+    parts.showPartiql(null, error);
+  }
   clear(parts.expressions,
     ["KeyConditionExpression", "UpdateExpression", "ConditionExpression", "FilterExpression", "ProjectionExpression"]
       .filter((name) => request[name]).map((name) => h("div", {}, h("div", { class: "label" }, name), h("pre", { class: "codeblock expression" }, request[name]))),
@@ -161,6 +192,22 @@ function outputSkeleton(result, table, state) {
     [...tabs.children].forEach((button, i) => button.classList.toggle("active", i === index));
   };
   GENERATORS.forEach(([label], index) => tabs.append(h("button", { class: "small", onclick: () => output.show(index) }, label)));
+  const partiql = h("pre", { class: "codeblock expression", id: "builder-partiql" });
+  const partiqlParams = h("pre", { class: "codeblock", id: "builder-partiql-params" });
+  const partiqlNotes = h("p", { class: "hint", id: "builder-partiql-notes" });
+  output.showPartiql = (converted, error) => {
+    output.partiql = converted;
+    partiql.textContent = converted ? converted.Statement : "";
+    partiqlParams.textContent = converted && converted.Parameters ? JSON.stringify(converted.Parameters, null, 2) : "";
+    partiqlParams.hidden = !partiqlParams.textContent;
+    partiqlNotes.textContent = error ? error.message : converted.notes.join(" ");
+    partiqlNotes.className = error ? "error-text" : "hint";
+  };
+  const openPartiql = () => {
+    if (!output.partiql) return;
+    presetStatement(table.TableName, { statement: output.partiql.Statement, parameters: output.partiql.Parameters || [], limit: output.partiql.Limit || "" });
+    go(tableHash(table.TableName, "partiql"));
+  };
   const withRequest = (action) => () => { if (output.request) action(table, state, output.request, result); };
   const fragment = h("div", { class: "stack" },
     h("div", { class: "card stack" }, h("h2", {}, "Expression"), expressions,
@@ -169,7 +216,11 @@ function outputSkeleton(result, table, state) {
         h("button", { class: "primary", id: "builder-run", "data-write": state.op === "UpdateItem" || state.op === "DeleteItem", title: "Ctrl+Enter", onclick: withRequest(run) }, "Run"))),
     result,
     h("div", { class: "card" }, h("div", { class: "row center" }, h("h2", { style: { margin: 0 } }, "Code"), h("div", { class: "spacer" }), tabs,
-      h("button", { class: "small primary", id: "builder-copy", onclick: () => copyText(code.textContent) }, "Copy")), code));
+      h("button", { class: "small primary", id: "builder-copy", onclick: () => copyText(code.textContent) }, "Copy")), code),
+    h("div", { class: "card stack", id: "builder-partiql-card" },
+      h("div", { class: "row center" }, h("h2", { style: { margin: 0 } }, "As PartiQL"), h("div", { class: "spacer" }),
+        h("button", { class: "small", id: "builder-open-partiql", onclick: openPartiql }, "Open in the PartiQL tab")),
+      partiql, partiqlParams, partiqlNotes));
   fragment.ctx = output;
   return fragment;
 }
