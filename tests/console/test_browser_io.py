@@ -164,7 +164,9 @@ def test_export_needs_pitr_then_completes_and_imports_into_a_new_table(io_ui: Co
     cells = row.locator("td").all_inner_texts()
     assert cells[4] == f"{ITEMS:,}"
     folder = served.buckets / "dynastore-exports" / "exports" / "orders" / "AWSDynamoDB" / export_id
-    assert str(folder) in cells[6]
+    files_text = page.inner_text(f"#exports-grid tr[data-export-files='{export_id}']")
+    assert f"s3://dynastore-exports/exports/orders/AWSDynamoDB/{export_id}/" in files_text
+    assert f"on the server: {folder}/" in files_text
     summary = json.loads((folder / "manifest-summary.json").read_text())
     assert summary["itemCount"] == ITEMS
 

@@ -88,7 +88,7 @@ const count = (n) => Number(n || 0).toLocaleString("en-US");
 export function timeText(seconds) {
   if (seconds === undefined || seconds === null || seconds === "") return "";
   const date = new Date(Number(seconds) * 1000);
-  return Number.isNaN(date.getTime()) ? String(seconds) : date.toISOString().replace(".000Z", "Z");
+  return Number.isNaN(date.getTime()) ? String(seconds) : date.toISOString().replace(/\.\d+Z$/, "Z");  // to the second
 }
 
 /**

@@ -249,7 +249,7 @@ function exportsCard(table, config, importForm) {
   const el = h("div", { class: "card stack", id: "exports-card" },
     h("div", { class: "btn-row" }, h("h2", {}, "Exports of this table"), h("button", { class: "small", id: "exports-refresh", onclick: refresh }, "Refresh")),
     h("div", { class: "table-wrap" }, h("table", { class: "grid", id: "exports-grid" },
-      h("thead", {}, h("tr", {}, ["Export", "Status", "Started", "Type", "Items", "Size", "Files", ""].map((name) => h("th", {}, name)))), rows)),
+      h("thead", {}, h("tr", {}, ["Export", "Status", "Started", "Type", "Items", "Size", ""].map((name) => h("th", {}, name)))), rows)),
     note);
   return { el, refresh };
 }
@@ -260,20 +260,24 @@ function exportRow(description, config, importForm) {
   const pill = h("span", { class: `pill ${status === "COMPLETED" ? "ok" : status === "FAILED" ? "warn" : "accent"}` }, status);
   const reason = status === "FAILED" ? h("div", { class: "error-text" }, `${description.FailureCode || ""}: ${description.FailureMessage || ""}`) : null;
   const importIt = status === "COMPLETED"
-    ? h("button", { class: "small", "data-import": exportId(description.ExportArn), onclick: () => importForm.fromExport(description) }, "Import into a new table…")
+    ? h("button", { class: "small", "data-import": exportId(description.ExportArn), title: "Import these files into a new table", onclick: () => importForm.fromExport(description) }, "Import…")
     : null;
   const files = status === "COMPLETED" && config.buckets
     ? h("button", { class: "small", "data-files": exportId(description.ExportArn), onclick: () => showExportFiles(description) }, "Download…")
     : null;
-  return h("tr", { "data-export": exportId(description.ExportArn) },
-    h("td", { class: "mono" }, exportId(description.ExportArn)),
+  const id = exportId(description.ExportArn);
+  const main = h("tr", { "data-export": id },
+    h("td", { class: "mono" }, id),
     h("td", {}, pill, reason),
     h("td", { class: "mono" }, timeText(description.StartTime)),
     h("td", {}, `${description.ExportType === "INCREMENTAL_EXPORT" ? "incremental" : "full"} · ${description.ExportFormat || ""}`),
     h("td", { class: "num" }, status === "COMPLETED" ? formatCount(description.ItemCount) : "—"),
     h("td", { class: "num" }, status === "COMPLETED" ? formatBytes(description.BilledSizeBytes) : "—"),
-    h("td", { class: "files", title: path || s3 }, s3, path ? h("div", { class: "muted" }, path) : null),
     h("td", {}, h("div", { class: "btn-row" }, files, importIt)));
+  // Where the files are, on a line of its own: a bucket path is longer than any column.
+  const where = h("tr", { class: "files-row", "data-export-files": id },
+    h("td", { colspan: "7", class: "files", title: path || s3 }, "Files: ", s3, path ? h("span", { class: "muted" }, ` · on the server: ${path}`) : null));
+  return [main, where];
 }
 
 // A finished export's files, one download at a time: the console of `dynastore serve` reads
@@ -485,13 +489,13 @@ function backupsCard(table) {
       clear(note, `ListBackups: ${error.code}: ${error.message}`); return;
     }
     clear(rows, summaries.map((backup) => h("tr", { "data-backup": backup.BackupName },
-      h("td", { class: "mono" }, backup.BackupName), h("td", {}, backup.BackupStatus),
+      h("td", { class: "mono" }, backup.BackupName, " ", h("span", { class: `pill ${backup.BackupStatus === "AVAILABLE" ? "ok" : "accent"}` }, backup.BackupStatus)),
       h("td", { class: "mono" }, timeText(backup.BackupCreationDateTime)), h("td", { class: "num" }, formatBytes(backup.BackupSizeBytes)),
       h("td", {}, h("button", { class: "small", "data-write": true, "data-restore": backup.BackupName, onclick: async () => {
         try { restored(await call("RestoreTableFromBackup", { BackupArn: backup.BackupArn, TargetTableName: restoreName.value.trim() })); } catch (error) {
           toast(`${error.code}: ${error.message}`, "error");
         }
-      } }, "Restore to new table")))));
+      }, title: "RestoreTableFromBackup into the table named below" }, "Restore")))));
     clear(note, summaries.length ? "" : "No backups of this table yet.");
     try {
       const answer = await call("DescribeContinuousBackups", { TableName: table.TableName });
@@ -533,6 +537,6 @@ function backupsCard(table) {
   return h("div", { class: "card stack", id: "backups-card" }, h("h2", {}, "Backups"),
     h("div", { class: "qform" }, field("Backup name", backupName), h("div", { class: "btn-row" }, create)),
     h("div", { class: "table-wrap" }, h("table", { class: "grid", id: "backups-grid" },
-      h("thead", {}, h("tr", {}, ["Backup", "Status", "Created", "Size", ""].map((name) => h("th", {}, name)))), rows)), note,
+      h("thead", {}, h("tr", {}, ["Backup", "Created", "Size", ""].map((name) => h("th", {}, name)))), rows)), note,
     h("div", { class: "qform" }, field("Restore into table", restoreName), field("Time", restoreTime), h("div", { class: "btn-row" }, toTime)), pitrWindow, jobs);
 }
