@@ -160,6 +160,7 @@ test("export progress: running from the jobs route, then COMPLETED or FAILED wit
   assert.equal(jobs.exportProgress({ ExportStatus: "IN_PROGRESS" }).text, "IN_PROGRESS: starting…");
   const done = jobs.exportProgress({ ExportStatus: "COMPLETED", ItemCount: 1200, BilledSizeBytes: 300 });
   assert.deepEqual([done.done, done.failed, done.fraction, done.text], [true, false, 1, "COMPLETED: 1,200 items, 300 B"]);
+  assert.equal(jobs.exportProgress({ ExportStatus: "COMPLETED", ItemCount: 1, BilledSizeBytes: 20 }).text, "COMPLETED: 1 item, 20 B");
   const failed = jobs.exportProgress({ ExportStatus: "FAILED", FailureCode: "S3NoSuchBucket", FailureMessage: "The specified bucket does not exist" });
   assert.deepEqual([failed.done, failed.failed], [true, true]);
   assert.equal(failed.text, "FAILED: S3NoSuchBucket: The specified bucket does not exist");

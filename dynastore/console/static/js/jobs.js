@@ -99,7 +99,7 @@ export function exportProgress(description, job) {
   const status = description.ExportStatus;
   if (status === "COMPLETED") {
     return { fraction: 1, done: true, failed: false,
-      text: `COMPLETED: ${count(description.ItemCount)} items, ${formatBytesText(description.BilledSizeBytes)}` };
+      text: `COMPLETED: ${count(description.ItemCount)} ${Number(description.ItemCount) === 1 ? "item" : "items"}, ${formatBytesText(description.BilledSizeBytes)}` };
   }
   if (status === "FAILED") {
     return { fraction: 0, done: true, failed: true,
