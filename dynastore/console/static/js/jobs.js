@@ -55,6 +55,14 @@ export function exportRequest({ tableArn, bucket, prefix, format = "DYNAMODB_JSO
 /** The export id: the tail of its ARN (``.../export/<id>``). */
 export function exportId(arn) { return String(arn || "").split("/export/").pop(); }
 
+export const EXPORTS_SHOWN = 25;
+
+/** The ``limit`` newest of ListExports' summaries: an export id begins with its start
+ * time in milliseconds (``01764748800000-a1b2c3d4``), so it orders them by time. */
+export function newestExports(summaries, limit = EXPORTS_SHOWN) {
+  return [...summaries].sort((a, b) => exportId(b.ExportArn).localeCompare(exportId(a.ExportArn))).slice(0, limit);
+}
+
 /** The folder of an export's files inside its bucket: ``<prefix>/AWSDynamoDB/<id>/``. */
 export function exportFolder(description) {
   const prefix = cleanPrefix(description.S3Prefix);

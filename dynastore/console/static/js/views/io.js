@@ -10,8 +10,8 @@ import { ApiError, admin, call, consoleConfig, describeTable, send } from "../ap
 import { checkWireMap, parseLossless, typeOf, typedValue } from "../ddb.js";
 import {
   COMPRESSIONS, DEFAULT_EXPORT_BUCKET, EXPORT_FORMATS, IMPORT_FORMATS, KEY_TYPES, POLL_MS,
-  defaultExportPrefix, errorLine, exportId, exportProgress, exportRequest, fileFits, filesLocation,
-  importPrefixOfExport, importProgress, importRequest, isFinished, pitrStatus, timeText,
+  EXPORTS_SHOWN, defaultExportPrefix, errorLine, exportId, exportProgress, exportRequest, fileFits, filesLocation,
+  importPrefixOfExport, importProgress, importRequest, isFinished, newestExports, pitrStatus, timeText,
 } from "../jobs.js";
 import { refreshSidebar } from "../nav.js";
 import { clear, download, field, formatBytes, formatCount, h, modal, select, toast } from "../ui.js";
@@ -235,15 +235,22 @@ function exportsCard(table, config, importForm) {
   const rows = h("tbody", {});
   const note = h("p", { class: "hint", id: "exports-note" });
   const refresh = async () => {
-    let summaries;
+    const summaries = [];
     try {
-      summaries = (await call("ListExports", { TableArn: table.TableArn, MaxResults: 25 })).ExportSummaries || [];
+      let token;
+      do {  // summaries are small: read them all, then describe the newest few
+        const page = await call("ListExports", { TableArn: table.TableArn, MaxResults: 25, ...(token ? { NextToken: token } : {}) });
+        summaries.push(...(page.ExportSummaries || []));
+        token = page.NextToken;
+      } while (token);
     } catch (error) { clear(note, `ListExports: ${error.code}: ${error.message}`); return; }
-    const described = await Promise.all(summaries.map((summary) =>
+    const newest = newestExports(summaries, EXPORTS_SHOWN);
+    const described = await Promise.all(newest.map((summary) =>
       call("DescribeExport", { ExportArn: summary.ExportArn }).then((answer) => answer.ExportDescription, () => ({ ...summary }))));
     described.sort((a, b) => (b.StartTime || 0) - (a.StartTime || 0));
     clear(rows, described.map((description) => exportRow(description, config, importForm)));
-    clear(note, described.length ? "" : "No exports of this table yet.");
+    clear(note, !described.length ? "No exports of this table yet."
+      : summaries.length > described.length ? `The ${described.length} newest of ${formatCount(summaries.length)} exports.` : "");
     if (described.some((description) => !isFinished(description.ExportStatus)) && rows.isConnected) setTimeout(refresh, POLL_MS * 2);
   };
   const el = h("div", { class: "card stack", id: "exports-card" },
