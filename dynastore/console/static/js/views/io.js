@@ -234,6 +234,7 @@ async function loadPitr(table, box) {
 function exportsCard(table, config, importForm) {
   const rows = h("tbody", {});
   const note = h("p", { class: "hint", id: "exports-note" });
+  let again = null;
   const refresh = async () => {
     const summaries = [];
     try {
@@ -251,7 +252,8 @@ function exportsCard(table, config, importForm) {
     clear(rows, described.map((description) => exportRow(description, config, importForm)));
     clear(note, !described.length ? "No exports of this table yet."
       : summaries.length > described.length ? `The ${described.length} newest of ${formatCount(summaries.length)} exports.` : "");
-    if (described.some((description) => !isFinished(description.ExportStatus)) && rows.isConnected) setTimeout(refresh, POLL_MS * 2);
+    clearTimeout(again);  // one refresh chain, however many exports were started
+    if (described.some((description) => !isFinished(description.ExportStatus)) && rows.isConnected) again = setTimeout(refresh, POLL_MS * 2);
   };
   const el = h("div", { class: "card stack", id: "exports-card" },
     h("div", { class: "btn-row" }, h("h2", {}, "Exports of this table"), h("button", { class: "small", id: "exports-refresh", onclick: refresh }, "Refresh")),
