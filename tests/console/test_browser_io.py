@@ -265,6 +265,24 @@ def test_a_backup_is_made_and_restored_from_the_page(io_ui: Console, served: Buc
     io_ui.assert_fits()
 
 
+def test_restore_to_the_latest_restorable_time(io_ui: Console, served: BucketsServer) -> None:
+    client = served.client()
+    client.update_continuous_backups(TableName="orders",
+                                     PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})
+    client.put_item(TableName="orders", Item={"PK": {"S": "LATEST"}, "SK": {"N": "1"}, "v": {"S": "kept"}})
+    page = io_ui.open("/t/orders/io")
+    page.locator("#restore-window", has_text="PITR on: restorable from").wait_for()
+    page.fill("#restore-name", "orders-latest")
+    page.click("#restore-to-time")  # no time given: UseLatestRestorableTime
+    page.locator("#toasts", has_text="Restoring into orders-latest").wait_for()
+    page.locator("#sidebar a", has_text="orders-latest").wait_for(timeout=JOB_TIMEOUT_MS)
+    restored = client.get_item(TableName="orders-latest", Key={"PK": {"S": "LATEST"}, "SK": {"N": "1"}})
+    assert restored["Item"]["v"] == {"S": "kept"}
+    page.fill("#restore-time", "not a time")
+    page.click("#restore-to-time")
+    page.locator("#toasts", has_text="not a date and time").wait_for()
+
+
 # --- an S3-compatible store (moto's server): an export into a missing bucket FAILS -------------------
 S3_ENVIRONMENT = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
 
