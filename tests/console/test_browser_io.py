@@ -196,6 +196,7 @@ def test_export_needs_pitr_then_completes_and_imports_into_a_new_table(io_ui: Co
     key = {"PK": {"S": "CUSTOMER#5"}, "SK": {"N": "42"}}
     original = client.get_item(TableName="orders", Key=key)["Item"]
     assert client.get_item(TableName="orders-copy", Key=key)["Item"] == original
+    page.locator("#imports-grid tr", has_text="orders-copy").locator("text=COMPLETED").wait_for()  # ListImports
     page.click("#import-s3-open")
     page.wait_for_url("**/t/orders-copy/items")
 
@@ -227,6 +228,7 @@ def test_an_import_from_a_missing_bucket_fails_with_the_reason(io_ui: Console) -
     page.click("#import-s3-start")
     page.locator("#import-s3-progress-status", has_text="FAILED").wait_for(timeout=JOB_TIMEOUT_MS)
     assert "NoSuchBucket" in page.inner_text("#import-s3-progress-status")
+    page.locator("#imports-grid tr", has_text="never-made").locator("text=FAILED").wait_for()
 
 
 def test_the_in_browser_file_import_is_bounded(io_ui: Console, served: BucketsServer, tmp_path: Path) -> None:

@@ -113,17 +113,21 @@ export function exportRows(tableName, items, format) {
 
 // --- the page ----------------------------------------------------------------------------------
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const IMPORTS_SHOWN = 10;
 
 export async function renderImportExport(body, tableName) {
   const [table, config] = await Promise.all([describeTable(tableName, { fresh: true }), consoleConfig()]);
-  const importForm = importCard(table);
+  const importsList = importsCard();
+  const importForm = importCard(table, importsList);
   const exportsList = exportsCard(table, config, importForm);
   body.append(
     h("div", { class: "grid2" }, exportCard(table, config, exportsList), importForm.el),
     exportsList.el,
+    importsList.el,
     h("div", { class: "grid2" }, fileImportCard(table, config), backupsCard(table)),
   );
   exportsList.refresh();
+  importsList.refresh();
 }
 
 function progressBox(id) {
@@ -327,7 +331,42 @@ async function downloadExportFile(description, file, button) {
 }
 
 // --- import from a bucket -----------------------------------------------------------------------
-function importCard(table) {
+function importsCard() {
+  const rows = h("tbody", {});
+  const note = h("p", { class: "hint", id: "imports-note" });
+  const refresh = async () => {
+    const summaries = [];
+    try {
+      let token;
+      do {  // oldest first: read every page, show the newest
+        const page = await call("ListImports", token ? { NextToken: token } : {});
+        summaries.push(...(page.ImportSummaryList || []));
+        token = page.NextToken;
+      } while (token);
+    } catch (error) { clear(note, `ListImports: ${error.code}: ${error.message}`); return; }
+    const newest = summaries.slice(-IMPORTS_SHOWN).reverse();
+    clear(rows, newest.map((summary) => {
+      const status = summary.ImportStatus;
+      const tableName = String(summary.TableArn || "").split(":table/").pop();
+      const source = summary.S3BucketSource || {};
+      return h("tr", { "data-import-id": String(summary.ImportArn || "").split("/import/").pop() },
+        h("td", { class: "mono" }, h("a", { href: `#/t/${encodeURIComponent(tableName)}/items` }, tableName)),
+        h("td", {}, h("span", { class: `pill ${status === "COMPLETED" ? "ok" : status === "IN_PROGRESS" ? "accent" : "warn"}` }, status)),
+        h("td", { class: "mono" }, timeText(summary.StartTime)),
+        h("td", {}, summary.InputFormat || ""),
+        h("td", { class: "files" }, `s3://${source.S3Bucket || ""}/${source.S3KeyPrefix || ""}`));
+    }));
+    clear(note, newest.length ? (summaries.length > newest.length ? `The ${newest.length} newest of ${formatCount(summaries.length)} imports.` : "") : "No imports yet.");
+  };
+  const el = h("div", { class: "card stack", id: "imports-card" },
+    h("div", { class: "btn-row" }, h("h2", {}, "Imports"), h("button", { class: "small", id: "imports-refresh", onclick: refresh }, "Refresh")),
+    h("div", { class: "table-wrap" }, h("table", { class: "grid", id: "imports-grid" },
+      h("thead", {}, h("tr", {}, ["New table", "Status", "Started", "Format", "Source"].map((name) => h("th", {}, name)))), rows)),
+    note);
+  return { el, refresh };
+}
+
+function importCard(table, importsList) {
   const bucket = h("input", { id: "import-bucket", class: "mono", value: DEFAULT_EXPORT_BUCKET });
   const prefix = h("input", { id: "import-prefix", class: "mono", placeholder: "exports/table/AWSDynamoDB/<export id>/data/" });
   const format = select(IMPORT_FORMATS.map((f) => [f, f === "ION" ? "Amazon Ion" : f === "CSV" ? "CSV" : "DynamoDB JSON"]), "DYNAMODB_JSON", { id: "import-format" });
@@ -370,6 +409,7 @@ function importCard(table) {
       const { ImportTableDescription: started } = await call("ImportTable", request);
       progress.set(0, importProgress(started).text);
       refreshSidebar();
+      importsList.refresh();
       const arn = started.ImportArn;
       const final = await follow(progress.el, async () => {
         const [{ ImportTableDescription: description }, entry] = await Promise.all([
@@ -384,6 +424,7 @@ function importCard(table) {
         errors.prepend(h("p", {}, h("a", { href: `#/t/${encodeURIComponent(tableName)}/items`, id: "import-s3-open" }, `Open ${tableName}`)));
       }
       refreshSidebar();
+      importsList.refresh();
     } catch (error) {
       progress.set(0, `Import refused: ${error.code || error.name}: ${error.message}`, true);
     } finally { start.disabled = false; }
