@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -283,6 +284,46 @@ def test_restore_to_the_latest_restorable_time(io_ui: Console, served: BucketsSe
     page.fill("#restore-time", "not a time")
     page.click("#restore-to-time")
     page.locator("#toasts", has_text="not a date and time").wait_for()
+
+
+def test_an_incremental_export_from_the_page(io_ui: Console, served: BucketsServer) -> None:
+    """INCREMENTAL_EXPORT needs a period of 15 minutes or more inside the PITR window:
+    the server's clock is moved on 20 minutes (POST /_dynastore/clock) between writes."""
+    import urllib.request
+
+    client = served.client()
+    client.create_table(TableName="events", BillingMode="PAY_PER_REQUEST",
+                        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}])
+    client.update_continuous_backups(TableName="events",
+                                     PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})
+    window = client.describe_continuous_backups(TableName="events")["ContinuousBackupsDescription"]
+    since = window["PointInTimeRecoveryDescription"]["EarliestRestorableDateTime"]
+    client.put_item(TableName="events", Item={"id": {"S": "before"}})
+    advance = urllib.request.Request(f"{served.endpoint}/_dynastore/clock", method="POST",
+                                     data=json.dumps({"advance_seconds": 1200}).encode(),
+                                     headers={"content-type": "application/json"})
+    with urllib.request.urlopen(advance, timeout=10) as answer:
+        assert answer.status == 200
+    client.put_item(TableName="events", Item={"id": {"S": "after"}})
+    page = io_ui.open("/t/events/io")
+    page.select_option("#export-type", "INCREMENTAL_EXPORT")
+    assert page.is_visible("#export-from") and not page.is_visible("#export-time")
+    # a whole second inside the window (a browser's Date keeps milliseconds only)
+    page.fill("#export-from", (since + timedelta(seconds=1)).replace(microsecond=0).isoformat())
+    page.select_option("#export-view", "NEW_IMAGE")
+    page.click("#export-start")
+    page.locator("#export-progress-status", has_text="COMPLETED").wait_for(timeout=JOB_TIMEOUT_MS)
+    table_arn = client.describe_table(TableName="events")["Table"]["TableArn"]
+    [summary] = client.list_exports(TableArn=table_arn)["ExportSummaries"]
+    described = client.describe_export(ExportArn=summary["ExportArn"])["ExportDescription"]
+    assert described["ExportType"] == "INCREMENTAL_EXPORT"
+    assert described["IncrementalExportSpecification"]["ExportViewType"] == "NEW_IMAGE"
+    assert described["ItemCount"] >= 1
+    count = described["ItemCount"]
+    assert f"COMPLETED: {count:,} item" in page.inner_text("#export-progress-status")
+    row = page.locator(f"#exports-grid tr[data-export='{summary['ExportArn'].split('/export/')[1]}']")
+    row.locator("text=incremental").wait_for()
 
 
 # --- an S3-compatible store (moto's server): an export into a missing bucket FAILS -------------------
