@@ -309,6 +309,9 @@ def test_an_incremental_export_from_the_page(io_ui: Console, served: BucketsServ
     page = io_ui.open("/t/events/io")
     page.select_option("#export-type", "INCREMENTAL_EXPORT")
     assert page.is_visible("#export-from") and not page.is_visible("#export-time")
+    earliest = (since + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")  # rounded up to the second
+    assert page.get_attribute("#export-from", "placeholder") in (f"from {earliest}",
+                                                               f"from {since.strftime('%Y-%m-%dT%H:%M:%SZ')}")
     # a whole second inside the window (a browser's Date keeps milliseconds only)
     page.fill("#export-from", (since + timedelta(seconds=1)).replace(microsecond=0).isoformat())
     page.select_option("#export-view", "NEW_IMAGE")

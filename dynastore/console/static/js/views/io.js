@@ -208,7 +208,11 @@ function exportCard(table, config, exportsList) {
       progress.set(0, `Export refused: ${error.code || error.name}: ${error.message}`, true);
     } finally { start.disabled = false; }
   } }, "Export table");
-  loadPitr(table, pitr);
+  loadPitr(table, pitr, (recovery) => {
+    // The earliest whole second of the PITR window: where an incremental export may begin.
+    const earliest = recovery.EarliestRestorableDateTime;
+    if (earliest) from.placeholder = `from ${timeText(Math.ceil(Number(earliest)))}`;
+  });
   return h("div", { class: "card stack", id: "export-card" }, h("h2", {}, "Export table"), pitr,
     h("div", { class: "qform" }, field("Format", format), field("Type", type)), fullFields, incrementalFields,
     h("div", { class: "qform" }, field("S3 bucket", bucket), field("Prefix", prefix)), where,
@@ -216,9 +220,13 @@ function exportCard(table, config, exportsList) {
     h("p", { class: "hint" }, "ExportTableToPointInTime on the server: one point in time, written page by page into the bucket (gzip, DynamoDB's layout with manifest-summary.json and manifest-files.json); nothing passes through this page."));
 }
 
-async function loadPitr(table, box) {
+async function loadPitr(table, box, onWindow = () => {}) {
   let status;
-  try { status = pitrStatus(await call("DescribeContinuousBackups", { TableName: table.TableName })); } catch (error) {
+  try {
+    const answer = await call("DescribeContinuousBackups", { TableName: table.TableName });
+    status = pitrStatus(answer);
+    onWindow(answer.ContinuousBackupsDescription?.PointInTimeRecoveryDescription || {});
+  } catch (error) {
     clear(box, `Point-in-time recovery: unknown (${error.code}: ${error.message})`);
     return;
   }
@@ -228,7 +236,7 @@ async function loadPitr(table, box) {
     try {
       await call("UpdateContinuousBackups", { TableName: table.TableName, PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } });
       toast("Point-in-time recovery is on", "ok");
-      loadPitr(table, box);
+      loadPitr(table, box, onWindow);
     } catch (error) { enable.disabled = false; toast(`${error.code}: ${error.message}`, "error"); }
   } }, "Turn on point-in-time recovery");
   clear(box, h("span", { class: "pill warn" }, "PITR off"),
