@@ -422,6 +422,27 @@ def test_the_whole_table_is_exported_on_the_server(ui: Console) -> None:
     page.locator("#export-card button#export-start", has_text="Export table").wait_for()
 
 
+def test_export_through_the_standalone_console(ui: Console, seeded: Any, embedded: Any, tmp_path: Path) -> None:
+    """`dynastore console --endpoint URL`: the page starts the export over HTTP and reads
+    its progress through the endpoint's admin route; this console does not see the
+    server's buckets, so it names the S3 place only and offers no download."""
+    from dynastore.backups import buckets
+
+    buckets.configure(embedded.database.storage, buckets.LocalBuckets(tmp_path / "buckets"))
+    page = ui.open("/t/numbers/io")
+    page.locator("#pitr-enable").click()
+    page.locator("#pitr-status", has_text="PITR on").wait_for()
+    where = page.inner_text("#export-where")
+    assert "s3://dynastore-exports/exports/numbers/AWSDynamoDB/" in where and "on the server" not in where
+    page.click("#export-start")
+    page.locator("#export-progress-status", has_text="COMPLETED").wait_for(timeout=30_000)
+    count = seeded.describe_table(TableName="numbers")["Table"]["ItemCount"]
+    assert f"COMPLETED: {count:,} items" in page.inner_text("#export-progress-status")
+    page.locator("#exports-grid tbody tr", has_text="COMPLETED").wait_for()
+    assert page.locator("#exports-grid button[data-files]").count() == 0
+    assert list((tmp_path / "buckets" / "dynastore-exports").rglob("manifest-summary.json"))
+
+
 def test_import_json_lines(ui: Console, seeded: Any, tmp_path: Path) -> None:
     source = tmp_path / "import.json"
     source.write_text("\n".join(json.dumps({"Item": {"id": {"N": str(1000 + n)}, "big": {"N": BIG_NUMBER}}}) for n in range(30)))
