@@ -60,8 +60,13 @@ def _handler_class(app: ConsoleApp) -> type[BaseHTTPRequestHandler]:
                 if line:
                     name, _, value = line.partition(":")
                     self.send_header(name.strip(), value.strip())
-            self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                # The tab went away mid-answer (a page polling a job's progress was
+                # closed): nothing to answer any more, and nothing wrong.
+                self.close_connection = True
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             return  # quiet: the terminal shows the URL line only

@@ -422,6 +422,27 @@ def test_the_whole_table_is_exported_on_the_server(ui: Console) -> None:
     page.locator("#export-card button#export-start", has_text="Export table").wait_for()
 
 
+def test_export_through_the_standalone_console(ui: Console, seeded: Any, embedded: Any, tmp_path: Path) -> None:
+    """`dynastore console --endpoint URL`: the page starts the export over HTTP and reads
+    its progress through the endpoint's admin route; this console does not see the
+    server's buckets, so it names the S3 place only and offers no download."""
+    from dynastore.backups import buckets
+
+    buckets.configure(embedded.database.storage, buckets.LocalBuckets(tmp_path / "buckets"))
+    page = ui.open("/t/numbers/io")
+    page.locator("#pitr-enable").click()
+    page.locator("#pitr-status", has_text="PITR on").wait_for()
+    where = page.inner_text("#export-where")
+    assert "s3://dynastore-exports/exports/numbers/AWSDynamoDB/" in where and "on the server" not in where
+    page.click("#export-start")
+    page.locator("#export-progress-status", has_text="COMPLETED").wait_for(timeout=30_000)
+    count = seeded.describe_table(TableName="numbers")["Table"]["ItemCount"]
+    assert f"COMPLETED: {count:,} items" in page.inner_text("#export-progress-status")
+    page.locator("#exports-grid tbody tr", has_text="COMPLETED").wait_for()
+    assert page.locator("#exports-grid button[data-files]").count() == 0
+    assert list((tmp_path / "buckets" / "dynastore-exports").rglob("manifest-summary.json"))
+
+
 def test_import_json_lines(ui: Console, seeded: Any, tmp_path: Path) -> None:
     source = tmp_path / "import.json"
     source.write_text("\n".join(json.dumps({"Item": {"id": {"N": str(1000 + n)}, "big": {"N": BIG_NUMBER}}}) for n in range(30)))
@@ -706,6 +727,11 @@ def test_a_readonly_key_sees_disabled_edit_controls(secured_ui: Console) -> None
     page.goto(f"{secured_ui.base_url}#/t/orders/overview")
     page.locator("#delete-table").wait_for()
     assert page.is_disabled("#delete-table")
+    page.goto(f"{secured_ui.base_url}#/t/orders/io")
+    page.locator("#export-start").wait_for()
+    for control in ("#export-start", "#import-s3-start", "#import-start", "#backup-create", "#restore-to-time"):
+        assert page.is_disabled(control), control
+    page.locator("#exports-note", has_text="No exports of this table yet").wait_for()  # ListExports is a read
     secured_ui.shot("readonly")
     secured_ui.assert_fits()
     # the server refuses the write anyway, and the page says why
@@ -713,6 +739,23 @@ def test_a_readonly_key_sees_disabled_edit_controls(secured_ui: Console) -> None
         .then(() => "written", (error) => error.code)""")
     assert refused == "AccessDeniedException"
     page.locator("#status-bar .err", has_text="AccessDeniedException").wait_for()
+
+
+def test_signed_in_export_with_progress_and_a_signed_download(secured_ui: Console, secured: SecuredServer) -> None:
+    """Signed in with an admin key: the page signs ExportTableToPointInTime, the progress
+    routes and the DescribeExport that authorizes a download of the export's files."""
+    page = sign_in(secured_ui, ADMIN)
+    page.locator("#sidebar nav a", has_text="orders").wait_for()
+    page.goto(f"{secured_ui.base_url}#/t/orders/io")
+    page.locator("#pitr-enable").click()
+    page.locator("#pitr-status", has_text="PITR on").wait_for()
+    page.click("#export-start")
+    page.locator("#export-progress-status", has_text="COMPLETED: 1 item,").wait_for(timeout=30_000)
+    page.locator("#exports-grid button[data-files]").click()
+    with page.expect_download() as download:
+        page.locator("#export-files tr[data-file='manifest-summary.json'] button").click()
+    summary = json.loads(Path(download.value.path()).read_text())
+    assert summary["itemCount"] == 1 and summary["exportArn"].startswith("arn:aws:dynamodb:us-east-1:111111111111:")
 
 
 def test_switching_region_shows_that_regions_tables_only(secured_ui: Console) -> None:

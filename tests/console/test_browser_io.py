@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +165,9 @@ def test_export_needs_pitr_then_completes_and_imports_into_a_new_table(io_ui: Co
     cells = row.locator("td").all_inner_texts()
     assert cells[4] == f"{ITEMS:,}"
     folder = served.buckets / "dynastore-exports" / "exports" / "orders" / "AWSDynamoDB" / export_id
-    assert str(folder) in cells[6]
+    files_text = page.inner_text(f"#exports-grid tr[data-export-files='{export_id}']")
+    assert f"s3://dynastore-exports/exports/orders/AWSDynamoDB/{export_id}/" in files_text
+    assert f"on the server: {folder}/" in files_text
     summary = json.loads((folder / "manifest-summary.json").read_text())
     assert summary["itemCount"] == ITEMS
 
@@ -194,6 +197,7 @@ def test_export_needs_pitr_then_completes_and_imports_into_a_new_table(io_ui: Co
     key = {"PK": {"S": "CUSTOMER#5"}, "SK": {"N": "42"}}
     original = client.get_item(TableName="orders", Key=key)["Item"]
     assert client.get_item(TableName="orders-copy", Key=key)["Item"] == original
+    page.locator("#imports-grid tr", has_text="orders-copy").locator("text=COMPLETED").wait_for()  # ListImports
     page.click("#import-s3-open")
     page.wait_for_url("**/t/orders-copy/items")
 
@@ -225,6 +229,7 @@ def test_an_import_from_a_missing_bucket_fails_with_the_reason(io_ui: Console) -
     page.click("#import-s3-start")
     page.locator("#import-s3-progress-status", has_text="FAILED").wait_for(timeout=JOB_TIMEOUT_MS)
     assert "NoSuchBucket" in page.inner_text("#import-s3-progress-status")
+    page.locator("#imports-grid tr", has_text="never-made").locator("text=FAILED").wait_for()
 
 
 def test_the_in_browser_file_import_is_bounded(io_ui: Console, served: BucketsServer, tmp_path: Path) -> None:
@@ -261,6 +266,67 @@ def test_a_backup_is_made_and_restored_from_the_page(io_ui: Console, served: Buc
     assert client.get_item(TableName="orders-restored", Key=key)["Item"] == client.get_item(TableName="orders", Key=key)["Item"]
     io_ui.shot("backups")
     io_ui.assert_fits()
+
+
+def test_restore_to_the_latest_restorable_time(io_ui: Console, served: BucketsServer) -> None:
+    client = served.client()
+    client.update_continuous_backups(TableName="orders",
+                                     PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})
+    client.put_item(TableName="orders", Item={"PK": {"S": "LATEST"}, "SK": {"N": "1"}, "v": {"S": "kept"}})
+    page = io_ui.open("/t/orders/io")
+    page.locator("#restore-window", has_text="PITR on: restorable from").wait_for()
+    page.fill("#restore-name", "orders-latest")
+    page.click("#restore-to-time")  # no time given: UseLatestRestorableTime
+    page.locator("#toasts", has_text="Restoring into orders-latest").wait_for()
+    page.locator("#sidebar a", has_text="orders-latest").wait_for(timeout=JOB_TIMEOUT_MS)
+    restored = client.get_item(TableName="orders-latest", Key={"PK": {"S": "LATEST"}, "SK": {"N": "1"}})
+    assert restored["Item"]["v"] == {"S": "kept"}
+    page.fill("#restore-time", "not a time")
+    page.click("#restore-to-time")
+    page.locator("#toasts", has_text="not a date and time").wait_for()
+
+
+def test_an_incremental_export_from_the_page(io_ui: Console, served: BucketsServer) -> None:
+    """INCREMENTAL_EXPORT needs a period of 15 minutes or more inside the PITR window:
+    the server's clock is moved on 20 minutes (POST /_dynastore/clock) between writes."""
+    import urllib.request
+
+    client = served.client()
+    client.create_table(TableName="events", BillingMode="PAY_PER_REQUEST",
+                        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}])
+    client.update_continuous_backups(TableName="events",
+                                     PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})
+    window = client.describe_continuous_backups(TableName="events")["ContinuousBackupsDescription"]
+    since = window["PointInTimeRecoveryDescription"]["EarliestRestorableDateTime"]
+    client.put_item(TableName="events", Item={"id": {"S": "before"}})
+    advance = urllib.request.Request(f"{served.endpoint}/_dynastore/clock", method="POST",
+                                     data=json.dumps({"advance_seconds": 1200}).encode(),
+                                     headers={"content-type": "application/json"})
+    with urllib.request.urlopen(advance, timeout=10) as answer:
+        assert answer.status == 200
+    client.put_item(TableName="events", Item={"id": {"S": "after"}})
+    page = io_ui.open("/t/events/io")
+    page.select_option("#export-type", "INCREMENTAL_EXPORT")
+    assert page.is_visible("#export-from") and not page.is_visible("#export-time")
+    earliest = (since + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")  # rounded up to the second
+    assert page.get_attribute("#export-from", "placeholder") in (f"from {earliest}",
+                                                               f"from {since.strftime('%Y-%m-%dT%H:%M:%SZ')}")
+    # a whole second inside the window (a browser's Date keeps milliseconds only)
+    page.fill("#export-from", (since + timedelta(seconds=1)).replace(microsecond=0).isoformat())
+    page.select_option("#export-view", "NEW_IMAGE")
+    page.click("#export-start")
+    page.locator("#export-progress-status", has_text="COMPLETED").wait_for(timeout=JOB_TIMEOUT_MS)
+    table_arn = client.describe_table(TableName="events")["Table"]["TableArn"]
+    [summary] = client.list_exports(TableArn=table_arn)["ExportSummaries"]
+    described = client.describe_export(ExportArn=summary["ExportArn"])["ExportDescription"]
+    assert described["ExportType"] == "INCREMENTAL_EXPORT"
+    assert described["IncrementalExportSpecification"]["ExportViewType"] == "NEW_IMAGE"
+    assert described["ItemCount"] >= 1
+    count = described["ItemCount"]
+    assert f"COMPLETED: {count:,} item" in page.inner_text("#export-progress-status")
+    row = page.locator(f"#exports-grid tr[data-export='{summary['ExportArn'].split('/export/')[1]}']")
+    row.locator("text=incremental").wait_for()
 
 
 # --- an S3-compatible store (moto's server): an export into a missing bucket FAILS -------------------

@@ -152,6 +152,11 @@ test("where an export's files are", () => {
   assert.equal(jobs.exportFolder({ ExportArn: ARN }), "AWSDynamoDB/01764748800000-a1b2c3d4/");
   assert.equal(jobs.importPrefixOfExport(description), "exports/orders/AWSDynamoDB/01764748800000-a1b2c3d4/data/");
 });
+test("the newest exports by the time in their ids", () => {
+  const arn = (id) => ({ ExportArn: `arn:aws:dynamodb:us-east-1:0:table/t/export/${id}` });
+  const summaries = [arn("01764748800000-aaaaaaaa"), arn("01764748900000-bbbbbbbb"), arn("01764748850000-cccccccc")];
+  assert.deepEqual(jobs.newestExports(summaries, 2).map((s) => jobs.exportId(s.ExportArn)), ["01764748900000-bbbbbbbb", "01764748850000-cccccccc"]);
+});
 test("export progress: running from the jobs route, then COMPLETED or FAILED with the reason", () => {
   const running = jobs.exportProgress({ ExportStatus: "IN_PROGRESS" }, { Items: 250, TotalItems: 1000, Bytes: 2048, TotalBytes: 8192 });
   assert.equal(running.fraction, 0.25);
@@ -160,6 +165,7 @@ test("export progress: running from the jobs route, then COMPLETED or FAILED wit
   assert.equal(jobs.exportProgress({ ExportStatus: "IN_PROGRESS" }).text, "IN_PROGRESS: starting…");
   const done = jobs.exportProgress({ ExportStatus: "COMPLETED", ItemCount: 1200, BilledSizeBytes: 300 });
   assert.deepEqual([done.done, done.failed, done.fraction, done.text], [true, false, 1, "COMPLETED: 1,200 items, 300 B"]);
+  assert.equal(jobs.exportProgress({ ExportStatus: "COMPLETED", ItemCount: 1, BilledSizeBytes: 20 }).text, "COMPLETED: 1 item, 20 B");
   const failed = jobs.exportProgress({ ExportStatus: "FAILED", FailureCode: "S3NoSuchBucket", FailureMessage: "The specified bucket does not exist" });
   assert.deepEqual([failed.done, failed.failed], [true, true]);
   assert.equal(failed.text, "FAILED: S3NoSuchBucket: The specified bucket does not exist");

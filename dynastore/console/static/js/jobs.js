@@ -55,6 +55,14 @@ export function exportRequest({ tableArn, bucket, prefix, format = "DYNAMODB_JSO
 /** The export id: the tail of its ARN (``.../export/<id>``). */
 export function exportId(arn) { return String(arn || "").split("/export/").pop(); }
 
+export const EXPORTS_SHOWN = 25;
+
+/** The ``limit`` newest of ListExports' summaries: an export id begins with its start
+ * time in milliseconds (``01764748800000-a1b2c3d4``), so it orders them by time. */
+export function newestExports(summaries, limit = EXPORTS_SHOWN) {
+  return [...summaries].sort((a, b) => exportId(b.ExportArn).localeCompare(exportId(a.ExportArn))).slice(0, limit);
+}
+
 /** The folder of an export's files inside its bucket: ``<prefix>/AWSDynamoDB/<id>/``. */
 export function exportFolder(description) {
   const prefix = cleanPrefix(description.S3Prefix);
@@ -88,7 +96,7 @@ const count = (n) => Number(n || 0).toLocaleString("en-US");
 export function timeText(seconds) {
   if (seconds === undefined || seconds === null || seconds === "") return "";
   const date = new Date(Number(seconds) * 1000);
-  return Number.isNaN(date.getTime()) ? String(seconds) : date.toISOString().replace(".000Z", "Z");
+  return Number.isNaN(date.getTime()) ? String(seconds) : date.toISOString().replace(/\.\d+Z$/, "Z");  // to the second
 }
 
 /**
@@ -99,7 +107,7 @@ export function exportProgress(description, job) {
   const status = description.ExportStatus;
   if (status === "COMPLETED") {
     return { fraction: 1, done: true, failed: false,
-      text: `COMPLETED: ${count(description.ItemCount)} items, ${formatBytesText(description.BilledSizeBytes)}` };
+      text: `COMPLETED: ${count(description.ItemCount)} ${Number(description.ItemCount) === 1 ? "item" : "items"}, ${formatBytesText(description.BilledSizeBytes)}` };
   }
   if (status === "FAILED") {
     return { fraction: 0, done: true, failed: true,

@@ -10,8 +10,8 @@ import { ApiError, admin, call, consoleConfig, describeTable, send } from "../ap
 import { checkWireMap, parseLossless, typeOf, typedValue } from "../ddb.js";
 import {
   COMPRESSIONS, DEFAULT_EXPORT_BUCKET, EXPORT_FORMATS, IMPORT_FORMATS, KEY_TYPES, POLL_MS,
-  defaultExportPrefix, errorLine, exportId, exportProgress, exportRequest, fileFits, filesLocation,
-  importPrefixOfExport, importProgress, importRequest, isFinished, pitrStatus, timeText,
+  EXPORTS_SHOWN, defaultExportPrefix, errorLine, exportId, exportProgress, exportRequest, fileFits, filesLocation,
+  importPrefixOfExport, importProgress, importRequest, isFinished, newestExports, pitrStatus, timeText,
 } from "../jobs.js";
 import { refreshSidebar } from "../nav.js";
 import { clear, download, field, formatBytes, formatCount, h, modal, select, toast } from "../ui.js";
@@ -113,17 +113,21 @@ export function exportRows(tableName, items, format) {
 
 // --- the page ----------------------------------------------------------------------------------
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const IMPORTS_SHOWN = 10;
 
 export async function renderImportExport(body, tableName) {
   const [table, config] = await Promise.all([describeTable(tableName, { fresh: true }), consoleConfig()]);
-  const importForm = importCard(table);
+  const importsList = importsCard();
+  const importForm = importCard(table, importsList);
   const exportsList = exportsCard(table, config, importForm);
   body.append(
     h("div", { class: "grid2" }, exportCard(table, config, exportsList), importForm.el),
     exportsList.el,
+    importsList.el,
     h("div", { class: "grid2" }, fileImportCard(table, config), backupsCard(table)),
   );
   exportsList.refresh();
+  importsList.refresh();
 }
 
 function progressBox(id) {
@@ -204,7 +208,11 @@ function exportCard(table, config, exportsList) {
       progress.set(0, `Export refused: ${error.code || error.name}: ${error.message}`, true);
     } finally { start.disabled = false; }
   } }, "Export table");
-  loadPitr(table, pitr);
+  loadPitr(table, pitr, (recovery) => {
+    // The earliest whole second of the PITR window: where an incremental export may begin.
+    const earliest = recovery.EarliestRestorableDateTime;
+    if (earliest) from.placeholder = `from ${timeText(Math.ceil(Number(earliest)))}`;
+  });
   return h("div", { class: "card stack", id: "export-card" }, h("h2", {}, "Export table"), pitr,
     h("div", { class: "qform" }, field("Format", format), field("Type", type)), fullFields, incrementalFields,
     h("div", { class: "qform" }, field("S3 bucket", bucket), field("Prefix", prefix)), where,
@@ -212,9 +220,13 @@ function exportCard(table, config, exportsList) {
     h("p", { class: "hint" }, "ExportTableToPointInTime on the server: one point in time, written page by page into the bucket (gzip, DynamoDB's layout with manifest-summary.json and manifest-files.json); nothing passes through this page."));
 }
 
-async function loadPitr(table, box) {
+async function loadPitr(table, box, onWindow = () => {}) {
   let status;
-  try { status = pitrStatus(await call("DescribeContinuousBackups", { TableName: table.TableName })); } catch (error) {
+  try {
+    const answer = await call("DescribeContinuousBackups", { TableName: table.TableName });
+    status = pitrStatus(answer);
+    onWindow(answer.ContinuousBackupsDescription?.PointInTimeRecoveryDescription || {});
+  } catch (error) {
     clear(box, `Point-in-time recovery: unknown (${error.code}: ${error.message})`);
     return;
   }
@@ -224,7 +236,7 @@ async function loadPitr(table, box) {
     try {
       await call("UpdateContinuousBackups", { TableName: table.TableName, PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } });
       toast("Point-in-time recovery is on", "ok");
-      loadPitr(table, box);
+      loadPitr(table, box, onWindow);
     } catch (error) { enable.disabled = false; toast(`${error.code}: ${error.message}`, "error"); }
   } }, "Turn on point-in-time recovery");
   clear(box, h("span", { class: "pill warn" }, "PITR off"),
@@ -234,22 +246,31 @@ async function loadPitr(table, box) {
 function exportsCard(table, config, importForm) {
   const rows = h("tbody", {});
   const note = h("p", { class: "hint", id: "exports-note" });
+  let again = null;
   const refresh = async () => {
-    let summaries;
+    const summaries = [];
     try {
-      summaries = (await call("ListExports", { TableArn: table.TableArn, MaxResults: 25 })).ExportSummaries || [];
+      let token;
+      do {  // summaries are small: read them all, then describe the newest few
+        const page = await call("ListExports", { TableArn: table.TableArn, MaxResults: 25, ...(token ? { NextToken: token } : {}) });
+        summaries.push(...(page.ExportSummaries || []));
+        token = page.NextToken;
+      } while (token);
     } catch (error) { clear(note, `ListExports: ${error.code}: ${error.message}`); return; }
-    const described = await Promise.all(summaries.map((summary) =>
+    const newest = newestExports(summaries, EXPORTS_SHOWN);
+    const described = await Promise.all(newest.map((summary) =>
       call("DescribeExport", { ExportArn: summary.ExportArn }).then((answer) => answer.ExportDescription, () => ({ ...summary }))));
     described.sort((a, b) => (b.StartTime || 0) - (a.StartTime || 0));
     clear(rows, described.map((description) => exportRow(description, config, importForm)));
-    clear(note, described.length ? "" : "No exports of this table yet.");
-    if (described.some((description) => !isFinished(description.ExportStatus)) && rows.isConnected) setTimeout(refresh, POLL_MS * 2);
+    clear(note, !described.length ? "No exports of this table yet."
+      : summaries.length > described.length ? `The ${described.length} newest of ${formatCount(summaries.length)} exports.` : "");
+    clearTimeout(again);  // one refresh chain, however many exports were started
+    if (described.some((description) => !isFinished(description.ExportStatus)) && rows.isConnected) again = setTimeout(refresh, POLL_MS * 2);
   };
   const el = h("div", { class: "card stack", id: "exports-card" },
     h("div", { class: "btn-row" }, h("h2", {}, "Exports of this table"), h("button", { class: "small", id: "exports-refresh", onclick: refresh }, "Refresh")),
     h("div", { class: "table-wrap" }, h("table", { class: "grid", id: "exports-grid" },
-      h("thead", {}, h("tr", {}, ["Export", "Status", "Started", "Type", "Items", "Size", "Files", ""].map((name) => h("th", {}, name)))), rows)),
+      h("thead", {}, h("tr", {}, ["Export", "Status", "Started", "Type", "Items", "Size", ""].map((name) => h("th", {}, name)))), rows)),
     note);
   return { el, refresh };
 }
@@ -260,20 +281,24 @@ function exportRow(description, config, importForm) {
   const pill = h("span", { class: `pill ${status === "COMPLETED" ? "ok" : status === "FAILED" ? "warn" : "accent"}` }, status);
   const reason = status === "FAILED" ? h("div", { class: "error-text" }, `${description.FailureCode || ""}: ${description.FailureMessage || ""}`) : null;
   const importIt = status === "COMPLETED"
-    ? h("button", { class: "small", "data-import": exportId(description.ExportArn), onclick: () => importForm.fromExport(description) }, "Import into a new table…")
+    ? h("button", { class: "small", "data-import": exportId(description.ExportArn), title: "Import these files into a new table", onclick: () => importForm.fromExport(description) }, "Import…")
     : null;
   const files = status === "COMPLETED" && config.buckets
     ? h("button", { class: "small", "data-files": exportId(description.ExportArn), onclick: () => showExportFiles(description) }, "Download…")
     : null;
-  return h("tr", { "data-export": exportId(description.ExportArn) },
-    h("td", { class: "mono" }, exportId(description.ExportArn)),
+  const id = exportId(description.ExportArn);
+  const main = h("tr", { "data-export": id },
+    h("td", { class: "mono" }, id),
     h("td", {}, pill, reason),
     h("td", { class: "mono" }, timeText(description.StartTime)),
     h("td", {}, `${description.ExportType === "INCREMENTAL_EXPORT" ? "incremental" : "full"} · ${description.ExportFormat || ""}`),
     h("td", { class: "num" }, status === "COMPLETED" ? formatCount(description.ItemCount) : "—"),
     h("td", { class: "num" }, status === "COMPLETED" ? formatBytes(description.BilledSizeBytes) : "—"),
-    h("td", { class: "files", title: path || s3 }, s3, path ? h("div", { class: "muted" }, path) : null),
     h("td", {}, h("div", { class: "btn-row" }, files, importIt)));
+  // Where the files are, on a line of its own: a bucket path is longer than any column.
+  const where = h("tr", { class: "files-row", "data-export-files": id },
+    h("td", { colspan: "7", class: "files", title: path || s3 }, "Files: ", s3, path ? h("span", { class: "muted" }, ` · on the server: ${path}`) : null));
+  return [main, where];
 }
 
 // A finished export's files, one download at a time: the console of `dynastore serve` reads
@@ -314,7 +339,42 @@ async function downloadExportFile(description, file, button) {
 }
 
 // --- import from a bucket -----------------------------------------------------------------------
-function importCard(table) {
+function importsCard() {
+  const rows = h("tbody", {});
+  const note = h("p", { class: "hint", id: "imports-note" });
+  const refresh = async () => {
+    const summaries = [];
+    try {
+      let token;
+      do {  // oldest first: read every page, show the newest
+        const page = await call("ListImports", token ? { NextToken: token } : {});
+        summaries.push(...(page.ImportSummaryList || []));
+        token = page.NextToken;
+      } while (token);
+    } catch (error) { clear(note, `ListImports: ${error.code}: ${error.message}`); return; }
+    const newest = summaries.slice(-IMPORTS_SHOWN).reverse();
+    clear(rows, newest.map((summary) => {
+      const status = summary.ImportStatus;
+      const tableName = String(summary.TableArn || "").split(":table/").pop();
+      const source = summary.S3BucketSource || {};
+      return h("tr", { "data-import-id": String(summary.ImportArn || "").split("/import/").pop() },
+        h("td", { class: "mono" }, h("a", { href: `#/t/${encodeURIComponent(tableName)}/items` }, tableName)),
+        h("td", {}, h("span", { class: `pill ${status === "COMPLETED" ? "ok" : status === "IN_PROGRESS" ? "accent" : "warn"}` }, status)),
+        h("td", { class: "mono" }, timeText(summary.StartTime)),
+        h("td", {}, summary.InputFormat || ""),
+        h("td", { class: "files" }, `s3://${source.S3Bucket || ""}/${source.S3KeyPrefix || ""}`));
+    }));
+    clear(note, newest.length ? (summaries.length > newest.length ? `The ${newest.length} newest of ${formatCount(summaries.length)} imports.` : "") : "No imports yet.");
+  };
+  const el = h("div", { class: "card stack", id: "imports-card" },
+    h("div", { class: "btn-row" }, h("h2", {}, "Imports"), h("button", { class: "small", id: "imports-refresh", onclick: refresh }, "Refresh")),
+    h("div", { class: "table-wrap" }, h("table", { class: "grid", id: "imports-grid" },
+      h("thead", {}, h("tr", {}, ["New table", "Status", "Started", "Format", "Source"].map((name) => h("th", {}, name)))), rows)),
+    note);
+  return { el, refresh };
+}
+
+function importCard(table, importsList) {
   const bucket = h("input", { id: "import-bucket", class: "mono", value: DEFAULT_EXPORT_BUCKET });
   const prefix = h("input", { id: "import-prefix", class: "mono", placeholder: "exports/table/AWSDynamoDB/<export id>/data/" });
   const format = select(IMPORT_FORMATS.map((f) => [f, f === "ION" ? "Amazon Ion" : f === "CSV" ? "CSV" : "DynamoDB JSON"]), "DYNAMODB_JSON", { id: "import-format" });
@@ -357,6 +417,7 @@ function importCard(table) {
       const { ImportTableDescription: started } = await call("ImportTable", request);
       progress.set(0, importProgress(started).text);
       refreshSidebar();
+      importsList.refresh();
       const arn = started.ImportArn;
       const final = await follow(progress.el, async () => {
         const [{ ImportTableDescription: description }, entry] = await Promise.all([
@@ -371,6 +432,7 @@ function importCard(table) {
         errors.prepend(h("p", {}, h("a", { href: `#/t/${encodeURIComponent(tableName)}/items`, id: "import-s3-open" }, `Open ${tableName}`)));
       }
       refreshSidebar();
+      importsList.refresh();
     } catch (error) {
       progress.set(0, `Import refused: ${error.code || error.name}: ${error.message}`, true);
     } finally { start.disabled = false; }
@@ -485,13 +547,13 @@ function backupsCard(table) {
       clear(note, `ListBackups: ${error.code}: ${error.message}`); return;
     }
     clear(rows, summaries.map((backup) => h("tr", { "data-backup": backup.BackupName },
-      h("td", { class: "mono" }, backup.BackupName), h("td", {}, backup.BackupStatus),
+      h("td", { class: "mono" }, backup.BackupName, " ", h("span", { class: `pill ${backup.BackupStatus === "AVAILABLE" ? "ok" : "accent"}` }, backup.BackupStatus)),
       h("td", { class: "mono" }, timeText(backup.BackupCreationDateTime)), h("td", { class: "num" }, formatBytes(backup.BackupSizeBytes)),
       h("td", {}, h("button", { class: "small", "data-write": true, "data-restore": backup.BackupName, onclick: async () => {
         try { restored(await call("RestoreTableFromBackup", { BackupArn: backup.BackupArn, TargetTableName: restoreName.value.trim() })); } catch (error) {
           toast(`${error.code}: ${error.message}`, "error");
         }
-      } }, "Restore to new table")))));
+      }, title: "RestoreTableFromBackup into the table named below" }, "Restore")))));
     clear(note, summaries.length ? "" : "No backups of this table yet.");
     try {
       const answer = await call("DescribeContinuousBackups", { TableName: table.TableName });
@@ -533,6 +595,6 @@ function backupsCard(table) {
   return h("div", { class: "card stack", id: "backups-card" }, h("h2", {}, "Backups"),
     h("div", { class: "qform" }, field("Backup name", backupName), h("div", { class: "btn-row" }, create)),
     h("div", { class: "table-wrap" }, h("table", { class: "grid", id: "backups-grid" },
-      h("thead", {}, h("tr", {}, ["Backup", "Status", "Created", "Size", ""].map((name) => h("th", {}, name)))), rows)), note,
+      h("thead", {}, h("tr", {}, ["Backup", "Created", "Size", ""].map((name) => h("th", {}, name)))), rows)), note,
     h("div", { class: "qform" }, field("Restore into table", restoreName), field("Time", restoreTime), h("div", { class: "btn-row" }, toTime)), pitrWindow, jobs);
 }
