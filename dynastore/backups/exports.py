@@ -17,7 +17,8 @@ lines to the data file being written and stores the job's record (position,
 counts, the data files finished). A data file is an object that appears whole
 when closed (buckets.py), so a kill -9 loses at most the file being written:
 at resume (the server's start, or another server's take-over) the job
-rewinds to where that file began and writes it again under a new name. The
+rewinds to where that file began and writes it again (under the same name:
+it replaces whatever a killed process left there). The
 manifests are written last, manifest-summary.json at the very end, so a
 visible manifest-summary.json always describes a complete export. An export
 whose table went away, or whose bucket refuses a write, ends FAILED with
@@ -374,8 +375,12 @@ def _page_lines(database: Database, schema: TableSchema, record: ExportRecord,
 
 
 def _data_key(record: ExportRecord) -> str:
+    """The next data file's key: named after the export and the file's
+    number, so a file written again after a crash replaces the one a killed
+    process may have left (never an unlisted file in data/)."""
     extension = export_formats.EXTENSIONS[record.export_format]
-    return f"{record.base_key}/data/{export_formats.data_file_name()}{extension}"
+    name = export_formats.data_file_name(f"{record.arn}#{len(record.files)}")
+    return f"{record.base_key}/data/{name}{extension}"
 
 
 def _rewind(record: ExportRecord) -> ExportRecord:

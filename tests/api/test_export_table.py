@@ -598,6 +598,8 @@ def test_kill_9_during_export(tmp_path: Path) -> None:
                 for line in read_lines(folder, entry["dataFileS3Key"])]
         assert len(keys) == count and set(keys) == {f"k{n:06d}" for n in range(count)}
         assert summary["itemCount"] == count
+        in_data = {path.relative_to(folder).as_posix() for path in folder.rglob("data/*.gz")}
+        assert in_data == {entry["dataFileS3Key"] for entry in entries}  # no stray data file
     finally:
         stop_server(process)
 
