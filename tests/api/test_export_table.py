@@ -717,3 +717,32 @@ def test_command_over_endpoint(client: Any, endpoint: str, make_table: Callable[
     assert by_key([line["Item"] for line in lines]) == scanned(client, name)
 
 
+
+
+def test_command_over_endpoint_with_pitr(client: Any, endpoint: str, make_table: Callable[..., str],
+                                         tmp_path: Path, embedded_database: Any) -> None:
+    """PITR on: the server makes the export (one point in time) and the
+    command copies the finished folder; --at picks the time."""
+    name = make_table(sk=None)
+    enable(client, name)
+    for n in range(15):
+        client.put_item(TableName=name, Item={"pk": {"S": f"k{n}"}})
+    time.sleep(PITR_SETTLE_SECONDS)
+    moment = datetime.now(tz=UTC).replace(microsecond=0).isoformat()
+    time.sleep(PITR_SETTLE_SECONDS)
+    client.put_item(TableName=name, Item={"pk": {"S": "later"}})
+    bucket_name = f"cmd-{uuid.uuid4().hex[:8]}"
+    try:
+        completed = _command(name, str(tmp_path / "now"), "--endpoint", endpoint, "--bucket", bucket_name)
+        assert completed.returncode == 0, completed.stderr
+        assert "16 items" in completed.stdout
+        assert len(_files_of(tmp_path / "now")) == 16
+        listed = client.list_exports(TableArn=table_arn(client, name))["ExportSummaries"]
+        assert len(listed) == 1 and listed[0]["ExportStatus"] == "COMPLETED"
+        completed = _command(name, str(tmp_path / "then"), "--endpoint", endpoint, "--bucket", bucket_name,
+                             "--at", moment)
+        assert completed.returncode == 0, completed.stderr
+        assert sorted(line["Item"]["pk"]["S"] for line in _files_of(tmp_path / "then")) == sorted(
+            f"k{n}" for n in range(15))
+    finally:
+        shutil.rmtree(bucket_root(embedded_database) / bucket_name, ignore_errors=True)
