@@ -377,6 +377,12 @@ def test_errors(client: Any, make_table: Callable[..., str], unique_name: Callab
         with pytest.raises(client.exceptions.ClientError) as excinfo:
             client.list_exports(MaxResults=bad)
         assert error_of(excinfo)[0] == "ValidationException"
+    with pytest.raises(client.exceptions.ClientError) as excinfo:
+        client.list_exports(NextToken="not-a-token")
+    assert error_of(excinfo) == ("ValidationException", "Invalid NextToken: not-a-token")
+    with pytest.raises(client.exceptions.ClientError) as excinfo:
+        client.export_table_to_point_in_time(TableArn=name, S3Bucket=bucket[0])
+    assert error_of(excinfo)[0] == "ValidationException"
 
 
 def test_client_token(client: Any, make_table: Callable[..., str], bucket: tuple[str, Path]) -> None:
