@@ -302,6 +302,21 @@ def test_incremental_export(client: Any, endpoint: str, make_table: Callable[...
     new_only = views["NEW_IMAGE"]
     assert all("OldImage" not in line for line in new_only.values())
     assert "NewImage" not in new_only["gone"] and new_only["changed"]["NewImage"]["v"] == {"N": "2"}
+    from amazon.ion import simpleion
+
+    started = client.export_table_to_point_in_time(
+        TableArn=arn, S3Bucket=bucket[0], ExportType="INCREMENTAL_EXPORT", ExportFormat="ION",
+        IncrementalExportSpecification={"ExportFromTime": datetime_of(start), "ExportToTime": datetime_of(end)},
+    )["ExportDescription"]
+    assert started["IncrementalExportSpecification"]["ExportViewType"] == "NEW_AND_OLD_IMAGES"  # the default
+    done = wait_done(client, started["ExportArn"])
+    _, entries = exported(bucket[1], done["ExportManifest"])
+    ion = {value["Keys"]["pk"]: value for value in (
+        simpleion.loads(line.decode()) for entry in entries for line in read_lines(bucket[1], entry["dataFileS3Key"]))}
+    assert set(ion) == {"new", "changed", "gone"}
+    assert ion["changed"]["NewImage"]["v"] == 2 and ion["changed"]["OldImage"]["v"] == 1
+    assert int(ion["gone"]["Metadata"]["WriteTimestampMicros"]) == int(
+        both["gone"]["Metadata"]["WriteTimestampMicros"]["N"])
 
 
 @pytest.mark.one_server
