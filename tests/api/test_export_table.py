@@ -767,3 +767,56 @@ def test_command_over_endpoint_with_pitr(client: Any, endpoint: str, make_table:
             f"k{n}" for n in range(15))
     finally:
         shutil.rmtree(bucket_root(embedded_database) / bucket_name, ignore_errors=True)
+
+
+def test_writes_during_an_export_are_not_in_it(client: Any, make_table: Callable[..., str],
+                                               bucket: tuple[str, Path]) -> None:
+    """The export reads one point in time: writes made while it runs (they
+    interleave with its pages on the server) do not reach its files."""
+    name = make_table(sk=None)
+    count = 3000
+    for start in range(0, count, 25):
+        client.batch_write_item(RequestItems={name: [
+            {"PutRequest": {"Item": {"pk": {"S": f"k{n:05d}"}, "v": {"N": "1"}}}}
+            for n in range(start, min(start + 25, count))]})
+    enable(client, name)
+    started = client.export_table_to_point_in_time(TableArn=table_arn(client, name),
+                                                   S3Bucket=bucket[0])["ExportDescription"]
+    for n in range(0, count, 7):
+        client.put_item(TableName=name, Item={"pk": {"S": f"k{n:05d}"}, "v": {"N": "2"}})
+    client.delete_item(TableName=name, Key={"pk": {"S": "k00001"}})
+    client.put_item(TableName=name, Item={"pk": {"S": "added"}, "v": {"N": "2"}})
+    done = wait_done(client, started["ExportArn"])
+    assert done["ExportStatus"] == "COMPLETED" and done["ItemCount"] == count
+    _, entries = exported(bucket[1], done["ExportManifest"])
+    lines = [json.loads(line)["Item"] for entry in entries for line in read_lines(bucket[1], entry["dataFileS3Key"])]
+    assert sorted(line["pk"]["S"] for line in lines) == [f"k{n:05d}" for n in range(count)]
+    assert all(line["v"] == {"N": "1"} for line in lines)
+
+
+def test_concurrent_exports_limit(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Past EXPORTS_IN_PROGRESS_MAX exports in progress: LimitExceededException."""
+    import dynastore
+    from dynastore import limits
+    from dynastore.backups import exports
+    from dynastore.errors import LimitExceededException
+
+    monkeypatch.setattr(limits, "EXPORTS_IN_PROGRESS_MAX", 2)
+    embedded = dynastore.open(tmp_path / "data")
+    try:
+        local = embedded.client()
+        local.create_table(TableName="limited", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                           AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                           BillingMode="PAY_PER_REQUEST")
+        local.update_continuous_backups(TableName="limited", PointInTimeRecoverySpecification={
+            "PointInTimeRecoveryEnabled": True})
+        database = embedded.database
+        request = {"TableArn": database.tables["limited"].arn, "S3Bucket": "limited"}
+        running = [exports.start_export(database, request, run=False) for _ in range(2)]
+        with pytest.raises(LimitExceededException):
+            exports.start_export(database, request, run=False)
+        while running[0].status == "IN_PROGRESS":
+            running[0] = exports.export_step(database, running[0])
+        assert exports.start_export(database, request, run=False).status == "IN_PROGRESS"
+    finally:
+        embedded.close()
