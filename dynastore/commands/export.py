@@ -111,7 +111,6 @@ def summary_line(table: str, items: int, size: int, files: int, where: Path, sec
 
 def run(arguments: argparse.Namespace) -> int:
     target = Path(arguments.directory).resolve()
-    target.mkdir(parents=True, exist_ok=True)
     export_format = FORMATS[arguments.format]
     try:
         if arguments.data_dir is not None:
