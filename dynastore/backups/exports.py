@@ -54,7 +54,7 @@ from dynastore.backups.export_errors import (
 )
 from dynastore.backups.export_formats import DYNAMODB_JSON, NEW_AND_OLD_IMAGES, NEW_IMAGE, DataFile
 from dynastore.backups.own_tables import own_table_id
-from dynastore.errors import LimitExceededException, ValidationException
+from dynastore.errors import DynamoDBError, LimitExceededException, ValidationException
 from dynastore.storage.base import Row, SortKeyRange
 from dynastore.storage.errors import StorageUnavailable
 from dynastore.types.keys import partition_hash
@@ -327,11 +327,24 @@ def _buckets(database: Database, record: ExportRecord) -> Buckets:
     return buckets_for(database)
 
 
-def _source(database: Database, record: ExportRecord) -> TableSchema | None:
+def _source(database: Database, record: ExportRecord) -> TableSchema | str:
+    """The export's table with its view held, or why the export cannot go on."""
     schema = database.tables.get(record.table_name)
-    if schema is None or schema.table_uuid != record.table_id or record.holder not in pitr.holders(schema):
-        return None
-    return schema
+    if schema is None or schema.table_uuid != record.table_id:
+        return f"The table {record.table_name} was deleted during the export"
+    if record.holder in pitr.holders(schema) or record.export_time is None:
+        return schema
+    # The hold was lost: two holds or releases of one table's view at the
+    # same moment (another export's, a backup's; on a shared store) can
+    # overwrite each other's change of the table's definition. While PITR
+    # keeps the time readable, hold it again; else the export cannot go on.
+    at = record.from_time if record.export_type == INCREMENTAL_EXPORT else record.export_time
+    try:
+        pitr.hold(database, record.table_name, record.holder, at)
+    except DynamoDBError as error:
+        return f"The export's view of the table was lost and cannot be held again: {error.message}"
+    logger.warning("export %s: its view of %s was lost and is held again", record.export_id, record.table_name)
+    return database.tables[record.table_name]
 
 
 def _keys_of(schema: TableSchema, item: dict[str, Any]) -> dict[str, Any]:
@@ -361,12 +374,11 @@ def _page_lines(database: Database, schema: TableSchema, record: ExportRecord,
     size = 0
     view_type = record.view_type or NEW_AND_OLD_IMAGES
     for change in changes.changes:
-        image = change.after or change.before
-        assert image is not None
         new = None if change.after is None else change.after.item
         old = None if change.before is None else change.before.item
-        if new == old:
-            continue  # changed and changed back: nothing to tell
+        image = change.after or change.before
+        if new == old or image is None:
+            continue  # changed and changed back (or absent at both ends): nothing to tell
         keys = _keys_of(schema, orjson.loads(image.item))
         lines.append(export_formats.change_line(keys, new, old, change.micros, record.export_format, view_type))
         size += (change.after.size if change.after is not None else 0) + (
@@ -453,11 +465,10 @@ def export_step(database: Database, record: ExportRecord, max_rows: int | None =
     max_rows = max_rows or limits.EXPORT_PAGE_ROWS
     key = (id(database), record.export_id)
     source = _source(database, record)
-    if source is None or record.export_time is None:
-        reason = ("the export was interrupted before it began" if record.export_time is None
-                  else f"The table {record.table_name} was deleted during the export")
-        return fail(database, record, "TableNotFound" if record.export_time is not None else "InternalError",
-                    reason)
+    if isinstance(source, str):
+        return fail(database, record, "TableNotFound" if "deleted" in source else "InternalError", source)
+    if record.export_time is None:
+        return fail(database, record, "InternalError", "the export was interrupted before it began")
     current = _OPEN.get(key)
     if current is None and record.file_key is not None:
         record = _rewind(record)
@@ -502,9 +513,15 @@ def export_step(database: Database, record: ExportRecord, max_rows: int | None =
 # --- running the jobs ------------------------------------------------------------------------
 
 
+STEP_ATTEMPTS = 5
+"""A step that fails this many times in a row (a bug, not the store being
+away) ends its export FAILED with the error, rather than retrying forever."""
+
+
 class _Pending:
     def __init__(self) -> None:
         self.exports: set[str] = set()
+        self.failures: dict[str, int] = {}
         self.scheduled = False
         self.resumed = False
 
@@ -530,7 +547,18 @@ def step(database: Database) -> bool | None:
             continue
         if not database.storage.hold_lock(database.storage_name(f"export-job/{export_id}")):
             return None
-        if export_step(database, record).status != IN_PROGRESS:
+        try:
+            status = export_step(database, record).status
+        except StorageUnavailable:
+            raise
+        except Exception as error:
+            failures = pending.failures[export_id] = pending.failures.get(export_id, 0) + 1
+            logger.exception("export %s: a step failed (%d of %d)", export_id, failures, STEP_ATTEMPTS)
+            if failures < STEP_ATTEMPTS:
+                return None
+            status = fail(database, record, "InternalError", f"{type(error).__name__}: {error}").status
+        pending.failures.pop(export_id, None)
+        if status != IN_PROGRESS:
             pending.exports.discard(export_id)
         return bool(pending.exports)
     return False
@@ -595,8 +623,14 @@ def kick(database: Database) -> None:
 
 
 def run_to_end(database: Database) -> None:
-    while step(database):
-        pass
+    """Every unfinished export, to its end (no loop: the embedded database,
+    a command). A step to retry is retried at once, STEP_ATTEMPTS times at most."""
+    retries = 0
+    while True:
+        more = step(database)
+        if more is False or (more is None and retries >= STEP_ATTEMPTS):
+            return
+        retries = retries + 1 if more is None else 0
 
 
 class ExportJobs:
