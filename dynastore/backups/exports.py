@@ -35,6 +35,7 @@ import asyncio
 import hashlib
 import logging
 import secrets
+import weakref
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -317,8 +318,16 @@ def start_export(database: Database, request: dict[str, Any], *, require_pitr: b
 # --- one step -------------------------------------------------------------------------------
 
 
-_OPEN: dict[tuple[int, str], DataFile] = {}
-"""The data file each export of this process is writing, by (database, id)."""
+_OPEN: weakref.WeakKeyDictionary[Any, dict[str, DataFile]] = weakref.WeakKeyDictionary()
+"""The data file each export of this process is writing: database -> export
+id -> file (keyed by the Database itself: a collected one's id() is reused)."""
+
+
+def _open_files(database: Database) -> dict[str, DataFile]:
+    found = _OPEN.get(database)
+    if found is None:
+        found = _OPEN[database] = {}
+    return found
 
 
 def _buckets(database: Database, record: ExportRecord) -> Buckets:
@@ -449,7 +458,7 @@ def write_manifests(buckets: Buckets, record: ExportRecord, end_time: float) -> 
 def fail(database: Database, record: ExportRecord, code: str, message: str) -> ExportRecord:
     """End the export FAILED: its data file goes, its view is released."""
     logger.warning("export %s of %s failed: %s: %s", record.export_id, record.table_name, code, message)
-    current = _OPEN.pop((id(database), record.export_id), None)
+    current = _open_files(database).pop(record.export_id, None)
     if current is not None:
         current.abandon()
     record = replace(record, status=FAILED, failure_code=code, failure_message=message,
@@ -463,13 +472,14 @@ def export_step(database: Database, record: ExportRecord, max_rows: int | None =
     """Write one page (``max_rows`` items, default EXPORT_PAGE_ROWS); returns
     the record as it is now."""
     max_rows = max_rows or limits.EXPORT_PAGE_ROWS
-    key = (id(database), record.export_id)
+    key = record.export_id
+    open_files = _open_files(database)
     source = _source(database, record)
     if isinstance(source, str):
         return fail(database, record, "TableNotFound" if "deleted" in source else "InternalError", source)
     if record.export_time is None:
         return fail(database, record, "InternalError", "the export was interrupted before it began")
-    current = _OPEN.get(key)
+    current = open_files.get(key)
     if current is None and record.file_key is not None:
         record = _rewind(record)
     buckets = _buckets(database, record)
@@ -479,7 +489,7 @@ def export_step(database: Database, record: ExportRecord, max_rows: int | None =
             record = replace(record, started_marker=True)
         if current is None:
             current = DataFile(buckets, record.bucket, _data_key(record))
-            _OPEN[key] = current
+            open_files[key] = current
             record = replace(record, file_key=current.key, file_start={
                 "position": record.position, "item_count": record.item_count,
                 "billed_bytes": record.billed_bytes})
@@ -489,7 +499,7 @@ def export_step(database: Database, record: ExportRecord, max_rows: int | None =
                          item_count=record.item_count + len(lines), billed_bytes=record.billed_bytes + size)
         done = position is None
         if done or current.raw_bytes >= limits.EXPORT_DATA_FILE_BYTES:
-            _OPEN.pop(key, None)
+            open_files.pop(key, None)
             entry = current.close()
             record = replace(record, files=[*record.files, entry], file_key=None, file_start={})
         if done:
@@ -526,13 +536,13 @@ class _Pending:
         self.resumed = False
 
 
-_PENDING: dict[int, _Pending] = {}
+_PENDING: weakref.WeakKeyDictionary[Any, _Pending] = weakref.WeakKeyDictionary()
 
 
 def _pending(database: Database) -> _Pending:
-    found = _PENDING.get(id(database))
+    found = _PENDING.get(database)
     if found is None:
-        found = _PENDING[id(database)] = _Pending()
+        found = _PENDING[database] = _Pending()
     return found
 
 
