@@ -141,9 +141,11 @@ def ion_item(item: dict[str, Any]) -> bytes:
 # --- data files ---------------------------------------------------------------------------
 
 
-def data_file_name() -> str:
-    """A data file's name: 26 lowercase base32 characters, like DynamoDB's."""
-    return base64.b32encode(secrets.token_bytes(16)).decode().lower().rstrip("=")
+def data_file_name(seed: str | None = None) -> str:
+    """A data file's name: 26 lowercase base32 characters, like DynamoDB's;
+    the same for the same ``seed`` (random without one)."""
+    raw = secrets.token_bytes(16) if seed is None else hashlib.sha256(seed.encode()).digest()[:16]
+    return base64.b32encode(raw).decode().lower().rstrip("=")
 
 
 class _Digesting:

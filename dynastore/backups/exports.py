@@ -17,7 +17,8 @@ lines to the data file being written and stores the job's record (position,
 counts, the data files finished). A data file is an object that appears whole
 when closed (buckets.py), so a kill -9 loses at most the file being written:
 at resume (the server's start, or another server's take-over) the job
-rewinds to where that file began and writes it again under a new name. The
+rewinds to where that file began and writes it again (under the same name:
+it replaces whatever a killed process left there). The
 manifests are written last, manifest-summary.json at the very end, so a
 visible manifest-summary.json always describes a complete export. An export
 whose table went away, or whose bucket refuses a write, ends FAILED with
@@ -34,6 +35,7 @@ import asyncio
 import hashlib
 import logging
 import secrets
+import weakref
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -53,7 +55,7 @@ from dynastore.backups.export_errors import (
 )
 from dynastore.backups.export_formats import DYNAMODB_JSON, NEW_AND_OLD_IMAGES, NEW_IMAGE, DataFile
 from dynastore.backups.own_tables import own_table_id
-from dynastore.errors import LimitExceededException, ValidationException
+from dynastore.errors import DynamoDBError, LimitExceededException, ValidationException
 from dynastore.storage.base import Row, SortKeyRange
 from dynastore.storage.errors import StorageUnavailable
 from dynastore.types.keys import partition_hash
@@ -316,8 +318,16 @@ def start_export(database: Database, request: dict[str, Any], *, require_pitr: b
 # --- one step -------------------------------------------------------------------------------
 
 
-_OPEN: dict[tuple[int, str], DataFile] = {}
-"""The data file each export of this process is writing, by (database, id)."""
+_OPEN: weakref.WeakKeyDictionary[Any, dict[str, DataFile]] = weakref.WeakKeyDictionary()
+"""The data file each export of this process is writing: database -> export
+id -> file (keyed by the Database itself: a collected one's id() is reused)."""
+
+
+def _open_files(database: Database) -> dict[str, DataFile]:
+    found = _OPEN.get(database)
+    if found is None:
+        found = _OPEN[database] = {}
+    return found
 
 
 def _buckets(database: Database, record: ExportRecord) -> Buckets:
@@ -326,11 +336,24 @@ def _buckets(database: Database, record: ExportRecord) -> Buckets:
     return buckets_for(database)
 
 
-def _source(database: Database, record: ExportRecord) -> TableSchema | None:
+def _source(database: Database, record: ExportRecord) -> TableSchema | str:
+    """The export's table with its view held, or why the export cannot go on."""
     schema = database.tables.get(record.table_name)
-    if schema is None or schema.table_uuid != record.table_id or record.holder not in pitr.holders(schema):
-        return None
-    return schema
+    if schema is None or schema.table_uuid != record.table_id:
+        return f"The table {record.table_name} was deleted during the export"
+    if record.holder in pitr.holders(schema) or record.export_time is None:
+        return schema
+    # The hold was lost: two holds or releases of one table's view at the
+    # same moment (another export's, a backup's; on a shared store) can
+    # overwrite each other's change of the table's definition. While PITR
+    # keeps the time readable, hold it again; else the export cannot go on.
+    at = record.from_time if record.export_type == INCREMENTAL_EXPORT else record.export_time
+    try:
+        pitr.hold(database, record.table_name, record.holder, at)
+    except DynamoDBError as error:
+        return f"The export's view of the table was lost and cannot be held again: {error.message}"
+    logger.warning("export %s: its view of %s was lost and is held again", record.export_id, record.table_name)
+    return database.tables[record.table_name]
 
 
 def _keys_of(schema: TableSchema, item: dict[str, Any]) -> dict[str, Any]:
@@ -360,12 +383,11 @@ def _page_lines(database: Database, schema: TableSchema, record: ExportRecord,
     size = 0
     view_type = record.view_type or NEW_AND_OLD_IMAGES
     for change in changes.changes:
-        image = change.after or change.before
-        assert image is not None
         new = None if change.after is None else change.after.item
         old = None if change.before is None else change.before.item
-        if new == old:
-            continue  # changed and changed back: nothing to tell
+        image = change.after or change.before
+        if new == old or image is None:
+            continue  # changed and changed back (or absent at both ends): nothing to tell
         keys = _keys_of(schema, orjson.loads(image.item))
         lines.append(export_formats.change_line(keys, new, old, change.micros, record.export_format, view_type))
         size += (change.after.size if change.after is not None else 0) + (
@@ -374,8 +396,12 @@ def _page_lines(database: Database, schema: TableSchema, record: ExportRecord,
 
 
 def _data_key(record: ExportRecord) -> str:
+    """The next data file's key: named after the export and the file's
+    number, so a file written again after a crash replaces the one a killed
+    process may have left (never an unlisted file in data/)."""
     extension = export_formats.EXTENSIONS[record.export_format]
-    return f"{record.base_key}/data/{export_formats.data_file_name()}{extension}"
+    name = export_formats.data_file_name(f"{record.arn}#{len(record.files)}")
+    return f"{record.base_key}/data/{name}{extension}"
 
 
 def _rewind(record: ExportRecord) -> ExportRecord:
@@ -432,7 +458,7 @@ def write_manifests(buckets: Buckets, record: ExportRecord, end_time: float) -> 
 def fail(database: Database, record: ExportRecord, code: str, message: str) -> ExportRecord:
     """End the export FAILED: its data file goes, its view is released."""
     logger.warning("export %s of %s failed: %s: %s", record.export_id, record.table_name, code, message)
-    current = _OPEN.pop((id(database), record.export_id), None)
+    current = _open_files(database).pop(record.export_id, None)
     if current is not None:
         current.abandon()
     record = replace(record, status=FAILED, failure_code=code, failure_message=message,
@@ -446,14 +472,14 @@ def export_step(database: Database, record: ExportRecord, max_rows: int | None =
     """Write one page (``max_rows`` items, default EXPORT_PAGE_ROWS); returns
     the record as it is now."""
     max_rows = max_rows or limits.EXPORT_PAGE_ROWS
-    key = (id(database), record.export_id)
+    key = record.export_id
+    open_files = _open_files(database)
     source = _source(database, record)
-    if source is None or record.export_time is None:
-        reason = ("the export was interrupted before it began" if record.export_time is None
-                  else f"The table {record.table_name} was deleted during the export")
-        return fail(database, record, "TableNotFound" if record.export_time is not None else "InternalError",
-                    reason)
-    current = _OPEN.get(key)
+    if isinstance(source, str):
+        return fail(database, record, "TableNotFound" if "deleted" in source else "InternalError", source)
+    if record.export_time is None:
+        return fail(database, record, "InternalError", "the export was interrupted before it began")
+    current = open_files.get(key)
     if current is None and record.file_key is not None:
         record = _rewind(record)
     buckets = _buckets(database, record)
@@ -463,7 +489,7 @@ def export_step(database: Database, record: ExportRecord, max_rows: int | None =
             record = replace(record, started_marker=True)
         if current is None:
             current = DataFile(buckets, record.bucket, _data_key(record))
-            _OPEN[key] = current
+            open_files[key] = current
             record = replace(record, file_key=current.key, file_start={
                 "position": record.position, "item_count": record.item_count,
                 "billed_bytes": record.billed_bytes})
@@ -473,7 +499,7 @@ def export_step(database: Database, record: ExportRecord, max_rows: int | None =
                          item_count=record.item_count + len(lines), billed_bytes=record.billed_bytes + size)
         done = position is None
         if done or current.raw_bytes >= limits.EXPORT_DATA_FILE_BYTES:
-            _OPEN.pop(key, None)
+            open_files.pop(key, None)
             entry = current.close()
             record = replace(record, files=[*record.files, entry], file_key=None, file_start={})
         if done:
@@ -497,20 +523,26 @@ def export_step(database: Database, record: ExportRecord, max_rows: int | None =
 # --- running the jobs ------------------------------------------------------------------------
 
 
+STEP_ATTEMPTS = 5
+"""A step that fails this many times in a row (a bug, not the store being
+away) ends its export FAILED with the error, rather than retrying forever."""
+
+
 class _Pending:
     def __init__(self) -> None:
         self.exports: set[str] = set()
+        self.failures: dict[str, int] = {}
         self.scheduled = False
         self.resumed = False
 
 
-_PENDING: dict[int, _Pending] = {}
+_PENDING: weakref.WeakKeyDictionary[Any, _Pending] = weakref.WeakKeyDictionary()
 
 
 def _pending(database: Database) -> _Pending:
-    found = _PENDING.get(id(database))
+    found = _PENDING.get(database)
     if found is None:
-        found = _PENDING[id(database)] = _Pending()
+        found = _PENDING[database] = _Pending()
     return found
 
 
@@ -525,7 +557,18 @@ def step(database: Database) -> bool | None:
             continue
         if not database.storage.hold_lock(database.storage_name(f"export-job/{export_id}")):
             return None
-        if export_step(database, record).status != IN_PROGRESS:
+        try:
+            status = export_step(database, record).status
+        except StorageUnavailable:
+            raise
+        except Exception as error:
+            failures = pending.failures[export_id] = pending.failures.get(export_id, 0) + 1
+            logger.exception("export %s: a step failed (%d of %d)", export_id, failures, STEP_ATTEMPTS)
+            if failures < STEP_ATTEMPTS:
+                return None
+            status = fail(database, record, "InternalError", f"{type(error).__name__}: {error}").status
+        pending.failures.pop(export_id, None)
+        if status != IN_PROGRESS:
             pending.exports.discard(export_id)
         return bool(pending.exports)
     return False
@@ -590,8 +633,14 @@ def kick(database: Database) -> None:
 
 
 def run_to_end(database: Database) -> None:
-    while step(database):
-        pass
+    """Every unfinished export, to its end (no loop: the embedded database,
+    a command). A step to retry is retried at once, STEP_ATTEMPTS times at most."""
+    retries = 0
+    while True:
+        more = step(database)
+        if more is False or (more is None and retries >= STEP_ATTEMPTS):
+            return
+        retries = retries + 1 if more is None else 0
 
 
 class ExportJobs:

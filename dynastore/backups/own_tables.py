@@ -14,7 +14,8 @@ names cannot contain '/'). The names carry the namespace's prefix
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import weakref
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -40,8 +41,10 @@ def find_own_table(database: Database, kind: str) -> int | None:
     return None
 
 
-_CACHE: dict[tuple[int, str], int] = {}
-"""(id of the storage, namespaced name) -> storage id, for tables never dropped."""
+_CACHE: weakref.WeakKeyDictionary[Any, dict[str, int]] = weakref.WeakKeyDictionary()
+"""storage -> namespaced name -> storage id, for tables never dropped. Keyed
+by the storage object itself, not its id(): a store closed and collected can
+leave its id() to a new one, whose own tables have other ids."""
 
 
 def own_table_id(database: Database, kind: str) -> int:
@@ -49,8 +52,10 @@ def own_table_id(database: Database, kind: str) -> int:
     long as the store: a registry), created on first use. Call it outside
     any write's transaction, so a rolled-back write cannot take it back."""
     name = database.storage_name(own_table_name(kind))
-    key = (id(database.storage), name)
-    cached = _CACHE.get(key)
+    cache = _CACHE.get(database.storage)
+    if cache is None:
+        cache = _CACHE[database.storage] = {}
+    cached = cache.get(name)
     if cached is not None:
         return cached
     found = find_own_table(database, kind)
@@ -62,7 +67,7 @@ def own_table_id(database: Database, kind: str) -> int:
         if found != created:
             database.storage.drop_table(created)
     assert found is not None
-    _CACHE[key] = found
+    cache[name] = found
     return found
 
 

@@ -9,11 +9,13 @@ bytes, rate, ETA) and a summary line.
   the export engine of ExportTableToPointInTime itself, one page at a time:
   one consistent point in time (``--at``: any second of the PITR window;
   without PITR, the moment the command starts).
-- ``--endpoint URL``: reads the table of a running server (or any
-  DynamoDB-compatible endpoint) with consistent Scan pages and writes the
-  same files here; Scan is not one point in time, and ``--at`` needs
-  ``--data-dir`` (or ExportTableToPointInTime itself, which writes into the
-  server's buckets).
+- ``--endpoint URL``: a running server. With PITR on (or ``--at``) the server
+  makes the export (ExportTableToPointInTime into ``--bucket``, one point in
+  time), the bar follows GET /_dynastore/exports/jobs, and the finished
+  folder is copied into DIR when the server's buckets are folders on this
+  machine (else the command says where the export is). With PITR off the
+  command reads the table with consistent Scan pages (not one point in
+  time) and writes the same files itself.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import argparse
 import base64
 import sys
 import time
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +41,9 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("directory", metavar="DIR", help="the folder the export goes into (created)")
     parser.add_argument("--format", choices=sorted(FORMATS), default="dynamodb-json")
     parser.add_argument("--at", metavar="ISO_TIME", default=None,
-                        help="the table as of this time (PITR on, inside its window; --data-dir only)")
+                        help="the table as of this time (PITR on, inside its window)")
+    parser.add_argument("--bucket", default="dynastore-exports",
+                        help="with --endpoint: the server's bucket the export is made in (%(default)s)")
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--endpoint", metavar="URL", help="a running server")
     where.add_argument("--data-dir", metavar="DIR", help="a data directory no server holds")
@@ -107,15 +111,10 @@ def summary_line(table: str, items: int, size: int, files: int, where: Path, sec
 
 def run(arguments: argparse.Namespace) -> int:
     target = Path(arguments.directory).resolve()
-    target.mkdir(parents=True, exist_ok=True)
     export_format = FORMATS[arguments.format]
     try:
         if arguments.data_dir is not None:
             return _over_data_dir(arguments, target, export_format)
-        if arguments.at is not None:
-            print("dynastore export: --at needs --data-dir (over an endpoint the table is read with Scan)",
-                  file=sys.stderr)
-            return 2
         return _over_endpoint(arguments, target, export_format)
     except KeyboardInterrupt:
         print("dynastore export: interrupted", file=sys.stderr)
@@ -125,8 +124,6 @@ def run(arguments: argparse.Namespace) -> int:
 def _parse_time(text: str) -> float:
     moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     if moment.tzinfo is None:
-        from datetime import UTC
-
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
 
@@ -193,28 +190,120 @@ def _wire(value: Any) -> Any:
     return {kind: inner}
 
 
-def _over_endpoint(arguments: argparse.Namespace, target: Path, export_format: str) -> int:
+def _client(arguments: argparse.Namespace) -> Any:
     import os
 
     import boto3
-    import orjson
     from botocore.config import Config
+
+    return boto3.client(
+        "dynamodb", endpoint_url=arguments.endpoint, region_name=arguments.region,
+        aws_access_key_id=os.environ.get("AWS_ACCESS_KEY_ID", "dynastore"),
+        aws_secret_access_key=os.environ.get("AWS_SECRET_ACCESS_KEY", "dynastore"),
+        config=Config(retries={"mode": "standard"}))
+
+
+def _over_endpoint(arguments: argparse.Namespace, target: Path, export_format: str) -> int:
+    """PITR on (or --at): the server exports (ExportTableToPointInTime, one
+    point in time) and the finished folder is copied here when the server's
+    buckets are folders on this machine; PITR off: Scan pages, written here."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    client = _client(arguments)
+    try:
+        table = client.describe_table(TableName=arguments.table)["Table"]
+        recovery = client.describe_continuous_backups(TableName=arguments.table)[
+            "ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"]
+    except (ClientError, BotoCoreError) as error:
+        print(f"dynastore export: {error}", file=sys.stderr)
+        return 1
+    if recovery.get("PointInTimeRecoveryStatus") == "ENABLED" or arguments.at is not None:
+        return _server_export(arguments, client, table, target, export_format)
+    print("dynastore export: point-in-time recovery is off: reading the table with Scan "
+          "(not one point in time)", file=sys.stderr)
+    return _scan_export(arguments, client, table, target, export_format)
+
+
+def _admin_jobs(endpoint: str) -> dict[str, Any]:
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(f"{endpoint.rstrip('/')}/_dynastore/exports/jobs", timeout=30) as reply:
+        answer: dict[str, Any] = json.loads(reply.read())
+        return answer
+
+
+def _server_export(arguments: argparse.Namespace, client: Any, table: dict[str, Any], target: Path,
+                   export_format: str) -> int:
+    import shutil
+
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    request: dict[str, Any] = {"TableArn": table["TableArn"], "S3Bucket": arguments.bucket,
+                               "ExportFormat": export_format}
+    if arguments.at is not None:
+        request["ExportTime"] = datetime.fromtimestamp(_parse_time(arguments.at), tz=UTC)
+    try:
+        started = client.export_table_to_point_in_time(**request)["ExportDescription"]
+    except (ClientError, BotoCoreError) as error:
+        print(f"dynastore export: {error}", file=sys.stderr)
+        return 1
+    arn = started["ExportArn"]
+    export_id = arn.rpartition("/export/")[2]
+    progress = Progress(f"export {table['TableName']}", int(table.get("ItemCount", 0)),
+                        int(table.get("TableSizeBytes", 0)))
+    buckets: dict[str, Any] = {}
+    while True:
+        description = client.describe_export(ExportArn=arn)["ExportDescription"]
+        if description["ExportStatus"] != "IN_PROGRESS":
+            break
+        try:
+            answer = _admin_jobs(arguments.endpoint)
+        except OSError:  # not a dynastore server, or no admin access: no progress
+            answer = {}
+        buckets = answer.get("Buckets", buckets)
+        for job in answer.get("Jobs", ()):
+            if job.get("Id") == export_id:
+                progress.update(int(job["Items"]), int(job["Bytes"]))
+        time.sleep(0.2)
+    if description["ExportStatus"] != "COMPLETED":
+        progress.finish()
+        print(f"dynastore export: failed: {description.get('FailureCode')}: {description.get('FailureMessage')}",
+              file=sys.stderr)
+        return 1
+    progress.update(int(description["ItemCount"]), int(description["BilledSizeBytes"]))
+    seconds = progress.finish()
+    if not buckets:
+        try:
+            buckets = _admin_jobs(arguments.endpoint).get("Buckets", {})
+        except OSError:
+            buckets = {}
+    base = description["ExportManifest"].rpartition("/")[0]
+    source = Path(str(buckets.get("Folder", ""))) / arguments.bucket / base
+    files = sum(1 for _ in source.glob("data/*.gz")) if source.is_dir() else 0
+    if "Folder" not in buckets or not source.is_dir():
+        print(summary_line(table["TableName"], int(description["ItemCount"]), int(description["BilledSizeBytes"]),
+                           files, Path(f"s3://{arguments.bucket}/{base}"), seconds))
+        print(f"dynastore export: the server's buckets are not folders on this machine: the export stays in "
+              f"bucket {arguments.bucket} at {base}", file=sys.stderr)
+        return 0
+    destination = target / base
+    shutil.copytree(source, destination, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(".partial-*"))
+    print(summary_line(table["TableName"], int(description["ItemCount"]), int(description["BilledSizeBytes"]),
+                       files, destination, seconds))
+    return 0
+
+
+def _scan_export(arguments: argparse.Namespace, client: Any, table: dict[str, Any], target: Path,
+                 export_format: str) -> int:
+    import orjson
     from botocore.exceptions import BotoCoreError, ClientError
 
     from dynastore import limits
     from dynastore.backups import export_formats, exports
     from dynastore.backups.buckets import LocalBuckets
 
-    client = boto3.client(
-        "dynamodb", endpoint_url=arguments.endpoint, region_name=arguments.region,
-        aws_access_key_id=os.environ.get("AWS_ACCESS_KEY_ID", "dynastore"),
-        aws_secret_access_key=os.environ.get("AWS_SECRET_ACCESS_KEY", "dynastore"),
-        config=Config(retries={"mode": "standard"}))
-    try:
-        table = client.describe_table(TableName=arguments.table)["Table"]
-    except (ClientError, BotoCoreError) as error:
-        print(f"dynastore export: {error}", file=sys.stderr)
-        return 1
     now = time.time()
     export_id = exports.new_export_id(now)
     record = exports.ExportRecord(

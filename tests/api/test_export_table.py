@@ -302,6 +302,21 @@ def test_incremental_export(client: Any, endpoint: str, make_table: Callable[...
     new_only = views["NEW_IMAGE"]
     assert all("OldImage" not in line for line in new_only.values())
     assert "NewImage" not in new_only["gone"] and new_only["changed"]["NewImage"]["v"] == {"N": "2"}
+    from amazon.ion import simpleion
+
+    started = client.export_table_to_point_in_time(
+        TableArn=arn, S3Bucket=bucket[0], ExportType="INCREMENTAL_EXPORT", ExportFormat="ION",
+        IncrementalExportSpecification={"ExportFromTime": datetime_of(start), "ExportToTime": datetime_of(end)},
+    )["ExportDescription"]
+    assert started["IncrementalExportSpecification"]["ExportViewType"] == "NEW_AND_OLD_IMAGES"  # the default
+    done = wait_done(client, started["ExportArn"])
+    _, entries = exported(bucket[1], done["ExportManifest"])
+    ion = {value["Keys"]["pk"]: value for value in (
+        simpleion.loads(line.decode()) for entry in entries for line in read_lines(bucket[1], entry["dataFileS3Key"]))}
+    assert set(ion) == {"new", "changed", "gone"}
+    assert ion["changed"]["NewImage"]["v"] == 2 and ion["changed"]["OldImage"]["v"] == 1
+    assert int(ion["gone"]["Metadata"]["WriteTimestampMicros"]) == int(
+        both["gone"]["Metadata"]["WriteTimestampMicros"]["N"])
 
 
 @pytest.mark.one_server
@@ -343,7 +358,7 @@ def test_incremental_errors(client: Any, endpoint: str, make_table: Callable[...
 # --- errors, idempotency, listing ------------------------------------------------------------------
 
 
-def test_errors(client: Any, make_table: Callable[..., str], unique_name: Callable[[str], str],
+def test_errors(client: Any, endpoint: str, make_table: Callable[..., str], unique_name: Callable[[str], str],
                 bucket: tuple[str, Path]) -> None:
     name = make_table()
     arn = table_arn(client, name)
@@ -363,10 +378,10 @@ def test_errors(client: Any, make_table: Callable[..., str], unique_name: Callab
         client.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket[0], ExportFormat="CSV")
     assert error_of(excinfo)[0] == "ValidationException"
     enable(client, name)
-    future = datetime.fromtimestamp(time.time() + 3600, tz=UTC)
+    future = datetime.fromtimestamp(clock(endpoint) + 3600, tz=UTC)
     with pytest.raises(client.exceptions.InvalidExportTimeException):
         client.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket[0], ExportTime=future)
-    past = datetime.fromtimestamp(time.time() - 3600, tz=UTC)
+    past = datetime.fromtimestamp(clock(endpoint) - 3600, tz=UTC)
     with pytest.raises(client.exceptions.InvalidExportTimeException):
         client.export_table_to_point_in_time(TableArn=arn, S3Bucket=bucket[0], ExportTime=past)
     unknown = f"{arn}/export/01234567890123-0123abcd"
@@ -377,6 +392,12 @@ def test_errors(client: Any, make_table: Callable[..., str], unique_name: Callab
         with pytest.raises(client.exceptions.ClientError) as excinfo:
             client.list_exports(MaxResults=bad)
         assert error_of(excinfo)[0] == "ValidationException"
+    with pytest.raises(client.exceptions.ClientError) as excinfo:
+        client.list_exports(NextToken="not-a-token")
+    assert error_of(excinfo) == ("ValidationException", "Invalid NextToken: not-a-token")
+    with pytest.raises(client.exceptions.ClientError) as excinfo:
+        client.export_table_to_point_in_time(TableArn=name, S3Bucket=bucket[0])
+    assert error_of(excinfo)[0] == "ValidationException"
 
 
 def test_client_token(client: Any, make_table: Callable[..., str], bucket: tuple[str, Path]) -> None:
@@ -406,7 +427,8 @@ def test_list_exports(client: Any, make_table: Callable[..., str], bucket: tuple
     theirs = client.export_table_to_point_in_time(TableArn=arns[1], S3Bucket=bucket[0])["ExportDescription"][
         "ExportArn"]
     for export_arn in [*mine, theirs]:
-        wait_done(client, export_arn)
+        done = wait_done(client, export_arn)
+        assert done["ExportStatus"] == "COMPLETED", done
     listed = client.list_exports(TableArn=arns[0])
     assert [summary["ExportArn"] for summary in listed["ExportSummaries"]] == mine
     assert all(set(summary) == {"ExportArn", "ExportStatus", "ExportType"} for summary in listed["ExportSummaries"])
@@ -579,10 +601,9 @@ def test_kill_9_during_export(tmp_path: Path) -> None:
         process.wait(timeout=10)
         folder = data_dir / "buckets" / "crash"
         manifests = list(folder.rglob("manifest-summary.json"))
-        if jobs and jobs[0]["Items"] < count:  # killed half-way: no manifest yet
-            assert manifests == []
-        if manifests:  # the export had finished: then it is whole
-            assert json.loads(manifests[0].read_bytes())["itemCount"] == count
+        if manifests:  # it had finished before the kill landed: then it is whole
+            summary, _ = exported(folder, manifests[0].relative_to(folder).as_posix())
+            assert summary["itemCount"] == count
     finally:
         stop_server(process)
     process, url = start_server("--data-dir", str(data_dir), "--single-process")
@@ -598,6 +619,8 @@ def test_kill_9_during_export(tmp_path: Path) -> None:
                 for line in read_lines(folder, entry["dataFileS3Key"])]
         assert len(keys) == count and set(keys) == {f"k{n:06d}" for n in range(count)}
         assert summary["itemCount"] == count
+        in_data = {path.relative_to(folder).as_posix() for path in folder.rglob("data/*.gz")}
+        assert in_data == {entry["dataFileS3Key"] for entry in entries}  # no stray data file
     finally:
         stop_server(process)
 
@@ -715,3 +738,249 @@ def test_command_over_endpoint(client: Any, endpoint: str, make_table: Callable[
     assert by_key([line["Item"] for line in lines]) == scanned(client, name)
 
 
+
+
+def test_command_over_endpoint_with_pitr(client: Any, endpoint: str, make_table: Callable[..., str],
+                                         tmp_path: Path, embedded_database: Any) -> None:
+    """PITR on: the server makes the export (one point in time) and the
+    command copies the finished folder; --at picks the time."""
+    name = make_table(sk=None)
+    enable(client, name)
+    for n in range(15):
+        client.put_item(TableName=name, Item={"pk": {"S": f"k{n}"}})
+    time.sleep(PITR_SETTLE_SECONDS)
+    # The server's clock (other tests move it), in whole seconds.
+    moment = datetime.fromtimestamp(int(clock(endpoint)), tz=UTC).isoformat()
+    time.sleep(PITR_SETTLE_SECONDS)
+    client.put_item(TableName=name, Item={"pk": {"S": "later"}})
+    bucket_name = f"cmd-{uuid.uuid4().hex[:8]}"
+    try:
+        completed = _command(name, str(tmp_path / "now"), "--endpoint", endpoint, "--bucket", bucket_name)
+        assert completed.returncode == 0, completed.stderr
+        assert "16 items" in completed.stdout
+        assert len(_files_of(tmp_path / "now")) == 16
+        listed = client.list_exports(TableArn=table_arn(client, name))["ExportSummaries"]
+        assert len(listed) == 1 and listed[0]["ExportStatus"] == "COMPLETED"
+        completed = _command(name, str(tmp_path / "then"), "--endpoint", endpoint, "--bucket", bucket_name,
+                             "--at", moment)
+        assert completed.returncode == 0, completed.stderr
+        assert sorted(line["Item"]["pk"]["S"] for line in _files_of(tmp_path / "then")) == sorted(
+            f"k{n}" for n in range(15))
+    finally:
+        shutil.rmtree(bucket_root(embedded_database) / bucket_name, ignore_errors=True)
+
+
+def test_writes_during_an_export_are_not_in_it(client: Any, make_table: Callable[..., str],
+                                               bucket: tuple[str, Path]) -> None:
+    """The export reads one point in time: writes made while it runs (they
+    interleave with its pages on the server) do not reach its files."""
+    name = make_table(sk=None)
+    count = 3000
+    for start in range(0, count, 25):
+        client.batch_write_item(RequestItems={name: [
+            {"PutRequest": {"Item": {"pk": {"S": f"k{n:05d}"}, "v": {"N": "1"}}}}
+            for n in range(start, min(start + 25, count))]})
+    enable(client, name)
+    started = client.export_table_to_point_in_time(TableArn=table_arn(client, name),
+                                                   S3Bucket=bucket[0])["ExportDescription"]
+    for n in range(0, count, 7):
+        client.put_item(TableName=name, Item={"pk": {"S": f"k{n:05d}"}, "v": {"N": "2"}})
+    client.delete_item(TableName=name, Key={"pk": {"S": "k00001"}})
+    client.put_item(TableName=name, Item={"pk": {"S": "added"}, "v": {"N": "2"}})
+    done = wait_done(client, started["ExportArn"])
+    assert done["ExportStatus"] == "COMPLETED" and done["ItemCount"] == count
+    _, entries = exported(bucket[1], done["ExportManifest"])
+    lines = [json.loads(line)["Item"] for entry in entries for line in read_lines(bucket[1], entry["dataFileS3Key"])]
+    assert sorted(line["pk"]["S"] for line in lines) == [f"k{n:05d}" for n in range(count)]
+    assert all(line["v"] == {"N": "1"} for line in lines)
+
+
+def test_concurrent_exports_limit(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Past EXPORTS_IN_PROGRESS_MAX exports in progress: LimitExceededException."""
+    import dynastore
+    from dynastore import limits
+    from dynastore.backups import exports
+    from dynastore.errors import LimitExceededException
+
+    monkeypatch.setattr(limits, "EXPORTS_IN_PROGRESS_MAX", 2)
+    embedded = dynastore.open(tmp_path / "data")
+    try:
+        local = embedded.client()
+        local.create_table(TableName="limited", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                           AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                           BillingMode="PAY_PER_REQUEST")
+        local.update_continuous_backups(TableName="limited", PointInTimeRecoverySpecification={
+            "PointInTimeRecoveryEnabled": True})
+        database = embedded.database
+        request = {"TableArn": database.tables["limited"].arn, "S3Bucket": "limited"}
+        running = [exports.start_export(database, request, run=False) for _ in range(2)]
+        with pytest.raises(LimitExceededException):
+            exports.start_export(database, request, run=False)
+        while running[0].status == "IN_PROGRESS":
+            running[0] = exports.export_step(database, running[0])
+        assert exports.start_export(database, request, run=False).status == "IN_PROGRESS"
+    finally:
+        embedded.close()
+
+
+# --- a property: exports equal a replay of the writes --------------------------------------------
+
+OP_SECONDS = 61.0
+"""Time between two writes of the property test (an incremental period of at
+least 15 minutes then spans a handful of them)."""
+
+
+def _replay(writes: list[tuple[float, str, int | None]], before: float) -> dict[str, int]:
+    state: dict[str, int] = {}
+    for at, key, value in writes:
+        if at >= before:
+            break
+        if value is None:
+            state.pop(key, None)
+        else:
+            state[key] = value
+    return state
+
+
+def _export_lines(local: Any, folder: Path, **request: Any) -> list[dict[str, Any]]:
+    started = local.export_table_to_point_in_time(S3Bucket="prop", **request)["ExportDescription"]
+    done = wait_done(local, started["ExportArn"])
+    assert done["ExportStatus"] == "COMPLETED", done
+    _, entries = exported(folder, done["ExportManifest"])
+    return [json.loads(line) for entry in entries for line in read_lines(folder, entry["dataFileS3Key"])]
+
+
+def test_exports_equal_a_replay() -> None:
+    """Random puts and deletes of a few keys at known times: a FULL_EXPORT at
+    any second equals the replay up to it, an INCREMENTAL_EXPORT of any period
+    holds exactly the keys whose state differs between its ends, with both
+    images and each key's last write time."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    import dynastore
+    from dynastore.backups import buckets as bucket_module
+    from dynastore.clock import DatabaseClock
+
+    write = st.tuples(st.sampled_from(["a", "b", "c", "d"]), st.one_of(st.none(), st.integers(0, 3)))
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(writes=st.lists(write, min_size=1, max_size=40), full_at=st.integers(0, 40),
+           since=st.integers(0, 40), span=st.integers(15, 60))
+    def check(writes: list[tuple[str, int | None]], full_at: int, since: int, span: int) -> None:
+        now = [1_900_000_000.0]
+        embedded = dynastore.open(clock=DatabaseClock(source=lambda: now[0]))
+        folder = Path(tempfile.mkdtemp(prefix="dynastore-prop-"))
+        try:
+            bucket_module.configure(embedded.database.storage, bucket_module.LocalBuckets(folder))
+            local = embedded.client()
+            local.create_table(TableName="prop", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                               AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                               BillingMode="PAY_PER_REQUEST")
+            local.update_continuous_backups(TableName="prop", PointInTimeRecoverySpecification={
+                "PointInTimeRecoveryEnabled": True})
+            start = now[0]
+            timed: list[tuple[float, str, int | None]] = []
+            for number, (key, value) in enumerate(writes):
+                now[0] = start + 0.5 + number * OP_SECONDS  # writes at x.5 s, boundaries at whole seconds
+                if value is None:
+                    local.delete_item(TableName="prop", Key={"pk": {"S": key}})
+                else:
+                    local.put_item(TableName="prop", Item={"pk": {"S": key}, "v": {"N": str(value)}})
+                timed.append((now[0], key, value))
+            now[0] = start + 41 * OP_SECONDS + 61 * 60  # past every period this test asks for
+            arn = local.describe_table(TableName="prop")["Table"]["TableArn"]
+            at = start + 1 + min(full_at, len(writes)) * OP_SECONDS
+            full = _export_lines(local, folder / "prop", TableArn=arn,
+                                 ExportTime=datetime.fromtimestamp(at, tz=UTC))
+            assert {line["Item"]["pk"]["S"]: int(line["Item"]["v"]["N"]) for line in full} == _replay(timed, at)
+            begin = start + 1 + min(since, len(writes)) * OP_SECONDS
+            end = begin + span * 60
+            changes = _export_lines(local, folder / "prop", TableArn=arn, ExportType="INCREMENTAL_EXPORT",
+                                    IncrementalExportSpecification={
+                                        "ExportFromTime": datetime.fromtimestamp(begin, tz=UTC),
+                                        "ExportToTime": datetime.fromtimestamp(end, tz=UTC)})
+            old, new = _replay(timed, begin), _replay(timed, end)
+            expected = {key for key in old.keys() | new.keys() if old.get(key) != new.get(key)}
+            assert {line["Keys"]["pk"]["S"] for line in changes} == expected
+            for line in changes:
+                key = line["Keys"]["pk"]["S"]
+                assert ("NewImage" in line) == (key in new) and ("OldImage" in line) == (key in old)
+                if key in new:
+                    assert int(line["NewImage"]["v"]["N"]) == new[key]
+                if key in old:
+                    assert int(line["OldImage"]["v"]["N"]) == old[key]
+                # Its last write before the end that wrote something (a
+                # delete of an absent item writes nothing).
+                last = max(at for at, written, value in timed
+                           if written == key and at < end and (value is not None or key in _replay(timed, at)))
+                assert int(line["Metadata"]["WriteTimestampMicros"]["N"]) == int(last * 1_000_000)
+        finally:
+            embedded.close()
+            shutil.rmtree(folder, ignore_errors=True)
+
+    check()
+
+
+def test_a_step_that_keeps_failing_ends_the_export(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A bug in a step does not leave the export IN_PROGRESS for ever: after
+    STEP_ATTEMPTS failures in a row it ends FAILED with the error."""
+    import dynastore
+    from dynastore.backups import exports
+
+    def broken(*_: Any) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(exports, "_page_lines", broken)
+    embedded = dynastore.open(tmp_path / "data")
+    try:
+        local = embedded.client()
+        local.create_table(TableName="broken", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                           AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                           BillingMode="PAY_PER_REQUEST")
+        local.update_continuous_backups(TableName="broken", PointInTimeRecoverySpecification={
+            "PointInTimeRecoveryEnabled": True})
+        arn = local.describe_table(TableName="broken")["Table"]["TableArn"]
+        started = local.export_table_to_point_in_time(TableArn=arn, S3Bucket="broken")["ExportDescription"]
+        described = local.describe_export(ExportArn=started["ExportArn"])["ExportDescription"]
+        assert described["ExportStatus"] == "FAILED"
+        assert described["FailureCode"] == "InternalError" and "boom" in described["FailureMessage"]
+        table = embedded.database.tables["broken"]
+        assert not any(holder.startswith("export/") for holder in exports.pitr.holders(table))
+    finally:
+        embedded.close()
+
+
+def test_a_lost_view_is_held_again(tmp_path: Path) -> None:
+    """Two holds or releases of one table's view at one moment can overwrite
+    each other (a shared store): the export holds its time again while PITR
+    keeps it readable, and otherwise ends FAILED saying why."""
+    import dynastore
+    from dynastore.backups import exports, pitr
+
+    embedded = dynastore.open(tmp_path / "data")
+    try:
+        local = embedded.client()
+        database = embedded.database
+        for name in ("kept", "nopitr"):
+            local.create_table(TableName=name, KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                               AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                               BillingMode="PAY_PER_REQUEST")
+            for n in range(20):
+                local.put_item(TableName=name, Item={"pk": {"S": f"k{n}"}})
+        local.update_continuous_backups(TableName="kept", PointInTimeRecoverySpecification={
+            "PointInTimeRecoveryEnabled": True})
+        kept = exports.start_export(database, {"TableArn": database.tables["kept"].arn, "S3Bucket": "lost"},
+                                    run=False)
+        unheld = exports.start_export(database, {"TableArn": database.tables["nopitr"].arn, "S3Bucket": "lost"},
+                                      run=False, require_pitr=False)
+        local.put_item(TableName="kept", Item={"pk": {"S": "after"}})
+        for record in (kept, unheld):
+            pitr.release(database, record.table_name, record.holder)  # as a lost update would
+        while kept.status == "IN_PROGRESS":
+            kept = exports.export_step(database, kept)
+        assert kept.status == "COMPLETED" and kept.item_count == 20
+        unheld = exports.export_step(database, unheld)
+        assert unheld.status == "FAILED" and "cannot be held again" in (unheld.failure_message or "")
+    finally:
+        embedded.close()
