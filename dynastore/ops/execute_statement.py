@@ -265,6 +265,8 @@ def partiql_message(message: str) -> str:
     ("Invalid FilterExpression: Operator or function requires a document
     path; ..." is "Operator or function requires a document path; ...",
     as the service answers the statement)."""
+    if message.startswith(REQUEST_ENVELOPE):  # PutItem's and UpdateItem's, not a statement's
+        message = message[len(REQUEST_ENVELOPE):]
     enveloped = _VALUE_ENVELOPE.match(message)
     if enveloped is not None:
         return enveloped.group(1)
