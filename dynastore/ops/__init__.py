@@ -144,6 +144,10 @@ CATALOGUE_OPERATIONS = frozenset((
     "DescribeTimeToLive", "UpdateTimeToLive", "ListTagsOfResource", "TagResource",
     "UntagResource", "DescribeContributorInsights", "ListContributorInsights",
     "UpdateContributorInsights",
+    # Backups and PITR read the table's change-log settings from its
+    # definition, and restores check the target name (issue 19).
+    "CreateBackup", "DescribeContinuousBackups", "UpdateContinuousBackups",
+    "RestoreTableFromBackup", "RestoreTableToPointInTime",
 ))
 """Operations that read or change the catalogue itself: on a shared store
 they check first that this server's copy is current (one query), so a
