@@ -2,6 +2,7 @@
 
     dynastore serve [--host 127.0.0.1] [--port 8000] [--data-dir DIR | --in-memory]
                     [--log-level info]
+    dynastore backup TABLE | restore BACKUP_ARN NEW_TABLE ...   (dynastore/commands/)
     dynastore --version
 
 ``serve`` opens the database (SQLite in ``--data-dir``, by default
@@ -136,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     console.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (%(default)s)")
     console.add_argument("--port", type=int, default=8001, help="port to listen on (%(default)s)")
     console.add_argument("--region", default=None, help="AWS region (default: from the endpoint or the AWS config)")
+    from dynastore.commands import add_commands  # backup, restore (dynastore/commands/)
+
+    add_commands(commands)
     return parser
 
 
@@ -154,6 +158,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             pass
         return 0
+    from dynastore.commands import run
+
+    code = run(arguments)
+    if code is not None:
+        return code
     parser.print_help(sys.stderr)
     return 2
 
