@@ -226,7 +226,7 @@ def step(database: Database) -> bool | None:
         if record is None or record.status != CREATING:
             pending.backups.discard(backup_id)
             continue
-        record2 = backup_step(database, record)
+        record2 = backup_step(database, record, JOB_PAGE_ROWS)  # read now: tests make pages small
         if record2 is None or record2.status != CREATING:
             pending.backups.discard(backup_id)
         return bool(pending.backups or pending.restores)
@@ -237,7 +237,7 @@ def step(database: Database) -> bool | None:
         if restore is None or restore.status != IN_PROGRESS:
             pending.restores.discard(restore_id)
             continue
-        result = restore_step(database, restore)
+        result = restore_step(database, restore, JOB_PAGE_ROWS)
         if result is None or result.status != IN_PROGRESS:
             pending.restores.discard(restore_id)
         return bool(pending.backups or pending.restores)
