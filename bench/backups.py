@@ -16,7 +16,8 @@ person runs (a subprocess each, against the server's endpoint):
    ``--data-dir`` (the jobs run in the command's process).
 
 Each command's own summary line (items, bytes, seconds, rates) is printed,
-and the server's peak RSS. Numbers: docs/backups.md.
+and the server's memory after each step (anonymous RSS, and peak RSS: on
+SQLite the peak includes the mapped database file's pages). Numbers: docs/backups.md.
 """
 
 from __future__ import annotations
@@ -48,19 +49,25 @@ def command(*arguments: str) -> tuple[float, str]:
     return elapsed, completed.stdout.strip().splitlines()[-1]
 
 
-def row(store: str, step: str, elapsed: float, summary: str) -> str:
+def row(store: str, step: str, elapsed: float, summary: str, memory: str = "") -> str:
     found = SUMMARY.search(summary)
     job_seconds, item_rate, byte_rate = (found.group(1), found.group(2), found.group(3)) if found else ("?",) * 3
-    return f"| {store} | {step} | {job_seconds} | {elapsed:.1f} | {item_rate} | {byte_rate} |"
+    return f"| {store} | {step} | {job_seconds} | {elapsed:.1f} | {item_rate} | {byte_rate} | {memory} |"
 
 
-def peak_rss_mb(server: run.Server) -> float:
+def memory_mb(server: run.Server, field: str) -> float:
+    """``field`` of /proc/PID/status (VmHWM: peak RSS; RssAnon: RSS without
+    file pages, such as SQLite's mapped file) over the server's processes."""
     total = 0.0
     for pid in server.pids:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(f"{field}:"):
                 total += int(line.split()[1]) / 1024
     return total
+
+
+def memory_note(server: run.Server) -> str:
+    return f"anon {memory_mb(server, 'RssAnon'):.0f} MB, peak RSS {memory_mb(server, 'VmHWM'):.0f} MB"
 
 
 def measure(store: str, items: int, scratch: Path) -> list[str]:
@@ -72,19 +79,19 @@ def measure(store: str, items: int, scratch: Path) -> list[str]:
         started = time.perf_counter()
         run.loadgen(server, "--setup-only", "--items", str(items))
         print(f"{store}: preloaded {items:,} items in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        rows.append(f"| {store} | after the preload | | | | | {memory_note(server)} |")
         endpoint = ["--endpoint", server.urls[0].rstrip("/")]
         elapsed, summary = command("backup", "bench", "--name", "bench", *endpoint)
-        rows.append(row(store, "backup", elapsed, summary))
+        rows.append(row(store, "backup", elapsed, summary, memory_note(server)))
         arn = summary.split()[1]
         elapsed, summary = command("restore", arn, "bench-restored", *endpoint)
-        rows.append(row(store, "restore from the backup", elapsed, summary))
+        rows.append(row(store, "restore from the backup", elapsed, summary, memory_note(server)))
         client = boto3.client("dynamodb", endpoint_url=server.urls[0], region_name="us-east-1",
                               aws_access_key_id="bench", aws_secret_access_key="bench")
         client.update_continuous_backups(TableName="bench", PointInTimeRecoverySpecification={
             "PointInTimeRecoveryEnabled": True})
         elapsed, summary = command("restore", "--table", "bench", "--latest", "bench-pitr", *endpoint)
-        rows.append(row(store, "PITR restore (latest)", elapsed, summary))
-        rows.append(f"| {store} | server peak RSS | {peak_rss_mb(server):.0f} MB | | | |")
+        rows.append(row(store, "PITR restore (latest)", elapsed, summary, memory_note(server)))
     finally:
         server.stop()
     if data_dir is not None:
@@ -102,8 +109,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="dynastore-bench-backups-") as scratch:
         for store in arguments.stores.split(","):
             rows += measure(store, arguments.items, Path(scratch))
-    print(f"| store ({arguments.items:,} items of 1 KB) | step | job s | command wall s | items/s | bytes/s |")
-    print("|---|---|---|---|---|---|")
+    print(f"| store ({arguments.items:,} items of 1 KB) | step | job s | command wall s | items/s | bytes/s "
+          "| server memory after |")
+    print("|---|---|---|---|---|---|---|")
     print("\n".join(rows))
 
 

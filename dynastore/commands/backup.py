@@ -155,7 +155,7 @@ def _restore(target: Target, request: dict[str, Any], source: str) -> int:
     new_table = request["TargetTableName"]
 
     def ours(job: dict[str, Any]) -> bool:
-        return job["Kind"] == "restore" and job.get("Table") == new_table
+        return bool(job["Kind"] == "restore" and job.get("Table") == new_table)
 
     earlier = {job["Id"] for job in target.jobs() if ours(job)}
     if "BackupArn" in request:
