@@ -5,7 +5,8 @@ RestoreTableFromBackup, RestoreTableToPointInTime, RestoreSummary):
   TableStatus CREATING and a RestoreSummary (SourceBackupArn for a backup,
   SourceTableArn, RestoreDateTime, RestoreInProgress true);
 - CreateTable with its name gets ResourceInUseException, another restore
-  TableAlreadyExistsException ("Table already exists: T");
+  TableAlreadyExistsException ("Table already exists: T"), DeleteTable
+  ResourceInUseException ("... Table is being created: T");
 - reads and writes of the CREATING table get the data plane's
   ResourceNotFoundException ("Requested resource not found");
 - once ACTIVE, the table keeps its RestoreSummary, RestoreInProgress false.
@@ -93,6 +94,10 @@ def _assert_refused_while_creating(client: Any, target: str, backup_arn: str) ->
     with pytest.raises(client.exceptions.TableAlreadyExistsException) as excinfo:
         client.restore_table_from_backup(BackupArn=backup_arn, TargetTableName=target)
     assert error_of(excinfo) == ("TableAlreadyExistsException", f"Table already exists: {target}")
+    with pytest.raises(client.exceptions.ResourceInUseException) as excinfo:  # dynalite's text, DynamoDB's type
+        client.delete_table(TableName=target)
+    assert error_of(excinfo) == ("ResourceInUseException",
+                                 f"Attempt to change a resource which is still in use: Table is being created: {target}")
     key = {"pk": {"S": "p1"}, "sk": {"S": "s1"}}
     for call in (lambda: client.put_item(TableName=target, Item={**key, "v": {"S": "early"}}),
                  lambda: client.get_item(TableName=target, Key=key),
