@@ -197,3 +197,40 @@ def test_a_server_that_is_not_there() -> None:
     answer = dynastore_command("backup", "t", "--endpoint", "http://127.0.0.1:9", "--region", "us-east-1")
     assert answer.returncode == 1
     assert answer.stderr.startswith("dynastore: error: EndpointConnectionError: ") and answer.stderr.count("\n") == 1
+
+
+def test_on_a_terminal_the_bar_shows_items_bytes_rate_and_eta(tmp_path: Path) -> None:
+    """stderr on a pseudo-terminal: rich draws the bar while the (slowed)
+    backup runs, then the summary goes to stdout."""
+    import pty
+
+    process, url = start_server("--data-dir", str(tmp_path / "data"), environment={
+        "DYNASTORE_BACKUP_PAGE_ROWS": "10", "DYNASTORE_BACKUP_STEP_DELAY_MS": "100"})
+    try:
+        place = Place(["--endpoint", url], endpoint_client=_client(url, ("AKIDTEST", "secret")))
+        table = make_filled_table(place)
+        leader, follower = pty.openpty()
+        clean = {name: value for name, value in os.environ.items() if not name.startswith("AWS_")}
+        completed = subprocess.run(
+            [sys.executable, "-m", "dynastore", "backup", table, "--endpoint", url],
+            stdout=subprocess.PIPE, stderr=follower, text=True, timeout=COMMAND_TIMEOUT_SECONDS,
+            env={**clean, "COLUMNS": "200", "TERM": "xterm"})
+        os.close(follower)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            drawn += chunk
+        os.close(leader)
+    finally:
+        stop_server(process)
+    assert completed.returncode == 0
+    assert items_of(completed.stdout.strip().splitlines()[-1]) == ITEMS
+    screen = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", drawn).decode(errors="replace")
+    assert f"Backing up {table}" in screen
+    assert re.search(r"[\d,]+/300 items", screen), screen[-500:]
+    assert "items/s" in screen and "ETA" in screen and "B/s" in screen
