@@ -83,9 +83,12 @@ def _guarded(work: Any, arguments: argparse.Namespace) -> int:
 
     from dynastore.commands.progress import fail
     from dynastore.commands.target import JobsUnavailable, open_target
+    from dynastore.storage.errors import StorageError
 
     try:
         target = open_target(arguments)
+    except StorageError as error:  # e.g. a server has the data directory open
+        return fail(str(error))
     except (ValueError, OSError, BotoCoreError) as error:
         return fail(error)
     try:
@@ -94,6 +97,8 @@ def _guarded(work: Any, arguments: argparse.Namespace) -> int:
         return fail(str(error))
     except (ClientError, BotoCoreError, OSError) as error:
         return fail(error)
+    except StorageError as error:  # the data directory's store failed (disk full, ...)
+        return fail(str(error))
     except KeyboardInterrupt:
         return fail("interrupted (the job goes on: its record says how far it got)")
     finally:

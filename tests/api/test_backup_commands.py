@@ -234,3 +234,15 @@ def test_on_a_terminal_the_bar_shows_items_bytes_rate_and_eta(tmp_path: Path) ->
     assert f"Backing up {table}" in screen
     assert re.search(r"[\d,]+/300 items", screen), screen[-500:]
     assert "items/s" in screen and "ETA" in screen and "B/s" in screen
+
+
+def test_a_data_directory_a_server_has_open(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    process, _url = start_server("--data-dir", str(data))
+    try:
+        answer = dynastore_command("backup", "t", "--data-dir", str(data))
+    finally:
+        stop_server(process)
+    assert answer.returncode == 1
+    assert answer.stderr.startswith("dynastore: error: ") and "already in use" in answer.stderr
+    assert answer.stderr.count("\n") == 1
