@@ -14,7 +14,8 @@ names cannot contain '/'). The names carry the namespace's prefix
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import weakref
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -40,8 +41,16 @@ def find_own_table(database: Database, kind: str) -> int | None:
     return None
 
 
-_CACHE: dict[tuple[int, str], int] = {}
-"""(id of the storage, namespaced name) -> storage id, for tables never dropped."""
+_CACHE: weakref.WeakKeyDictionary[Any, dict[str, int]] = weakref.WeakKeyDictionary()
+"""storage -> {namespaced name: storage id}, for tables never dropped. Keyed
+by the storage object itself (not its id(), which a later store may reuse)."""
+
+
+def _cache(database: Database) -> dict[str, int]:
+    found = _CACHE.get(database.storage)
+    if found is None:
+        found = _CACHE[database.storage] = {}
+    return found
 
 
 def own_table_id(database: Database, kind: str) -> int:
@@ -49,8 +58,8 @@ def own_table_id(database: Database, kind: str) -> int:
     long as the store: a registry), created on first use. Call it outside
     any write's transaction, so a rolled-back write cannot take it back."""
     name = database.storage_name(own_table_name(kind))
-    key = (id(database.storage), name)
-    cached = _CACHE.get(key)
+    cache = _cache(database)
+    cached = cache.get(name)
     if cached is not None:
         return cached
     found = find_own_table(database, kind)
@@ -62,7 +71,21 @@ def own_table_id(database: Database, kind: str) -> int:
         if found != created:
             database.storage.drop_table(created)
     assert found is not None
-    _CACHE[key] = found
+    cache[name] = found
+    return found
+
+
+def existing_own_table_id(database: Database, kind: str) -> int | None:
+    """As ``own_table_id``, but None instead of creating it: for reads
+    (ListTables asks whether restores run) that must not write."""
+    name = database.storage_name(own_table_name(kind))
+    cache = _cache(database)
+    cached = cache.get(name)
+    if cached is not None:
+        return cached
+    found = find_own_table(database, kind)
+    if found is not None:
+        cache[name] = found
     return found
 
 

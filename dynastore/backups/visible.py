@@ -24,9 +24,11 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from dynastore.backups import registry
+from dynastore.backups.own_tables import existing_own_table_id
 from dynastore.backups.registry import IN_PROGRESS, RestoreRecord
 from dynastore.engine import table_description
 from dynastore.engine.schema import TableSchema
+from dynastore.storage.base import SortKeyRange
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -57,8 +59,17 @@ def restoring_table_description(database: Database, record: RestoreRecord) -> di
 
 
 def in_progress(database: Database) -> dict[str, RestoreRecord]:
-    """Target table name -> its restore, for every restore in progress."""
-    return {record.target: record for record in registry.restores(database) if record.status == IN_PROGRESS}
+    """Target table name -> its restore, for every restore in progress (a
+    read: a store that never restored anything has no registry yet)."""
+    table_id = existing_own_table_id(database, registry.RESTORES_KIND)
+    if table_id is None:
+        return {}
+    found = {}
+    for row in database.storage.query(table_id, registry.RESTORE_PK, SortKeyRange()):
+        record = RestoreRecord.from_json(row.item)
+        if record.status == IN_PROGRESS:
+            found[record.target] = record
+    return found
 
 
 def restoring(database: Database, name: str) -> RestoreRecord | None:
