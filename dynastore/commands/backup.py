@@ -116,8 +116,15 @@ def _backup(target: Target, table: str, name: str | None) -> int:
 
     name = name or default_backup_name(table, datetime.now(UTC))
     arn = target.client.create_backup(TableName=table, BackupName=name)["BackupDetails"]["BackupArn"]
+    def creating() -> bool:
+        try:
+            details = target.client.describe_backup(BackupArn=arn)["BackupDescription"]["BackupDetails"]
+        except target.client.exceptions.BackupNotFoundException:
+            return False
+        return bool(details["BackupStatus"] == "CREATING")
+
     with JobProgress(f"Backing up {table}") as progress:
-        _follow(target, progress, lambda job: job["Kind"] == "backup" and job.get("Arn") == arn)
+        _follow(target, progress, lambda job: job["Kind"] == "backup" and job.get("Arn") == arn, creating)
         try:
             described = target.client.describe_backup(BackupArn=arn)["BackupDescription"]
         except target.client.exceptions.BackupNotFoundException:
@@ -156,33 +163,61 @@ def run_restore(arguments: argparse.Namespace) -> int:
 
 def _restore(target: Target, request: dict[str, Any], source: str) -> int:
     from dynastore.commands.progress import JobProgress, fail
+    from dynastore.commands.target import JobsUnavailable
 
     new_table = request["TargetTableName"]
 
     def ours(job: dict[str, Any]) -> bool:
         return bool(job["Kind"] == "restore" and job.get("Table") == new_table)
 
-    earlier = {job["Id"] for job in target.jobs() if ours(job)}
+    try:
+        earlier = {job["Id"] for job in target.jobs() if ours(job)}
+    except JobsUnavailable:
+        earlier = set()  # _follow says so, and waits on DescribeTable instead
     if "BackupArn" in request:
         target.client.restore_table_from_backup(**request)
     else:
         target.client.restore_table_to_point_in_time(**request)
+
+    def creating() -> bool:
+        try:
+            return bool(target.client.describe_table(TableName=new_table)["Table"]["TableStatus"] == "CREATING")
+        except target.client.exceptions.ResourceNotFoundException:
+            return False
+
     with JobProgress(f"Restoring {new_table}") as progress:
-        job = _follow(target, progress, lambda job: ours(job) and job["Id"] not in earlier)
+        job = _follow(target, progress, lambda job: ours(job) and job["Id"] not in earlier, creating)
         if job is not None:  # it ended FAILED
             progress.__exit__(None, None, None)
             return fail(f"the restore into {new_table} FAILED: {job.get('Reason', 'no reason given')}")
-        table = target.client.describe_table(TableName=new_table)["Table"]
+        try:
+            table = target.client.describe_table(TableName=new_table)["Table"]
+        except target.client.exceptions.ResourceNotFoundException:
+            progress.__exit__(None, None, None)
+            return fail(f"the restore into {new_table} FAILED (GET /_dynastore/backups/jobs says why)")
         progress.done(f"Restored {source} into {new_table} ({table['TableStatus']})",
                       items=int(table.get("ItemCount", 0)), size_bytes=int(table.get("TableSizeBytes", 0)))
     return 0
 
 
-def _follow(target: Target, progress: JobProgress, is_ours: Any) -> dict[str, Any] | None:
+def _follow(target: Target, progress: JobProgress, is_ours: Any, creating: Any) -> dict[str, Any] | None:
     """Update the bar from the job's record until it is gone (done: None) or
-    says FAILED (returned)."""
+    says FAILED (returned). When the jobs' route refuses the key (it needs
+    an admin key under ``serve --credentials``), say so once and wait on
+    ``creating()`` (DescribeBackup / DescribeTable) instead, without a bar."""
+    import sys
+
+    from dynastore.commands.target import JobsUnavailable
+
     while True:
-        job = next((job for job in target.jobs() if is_ours(job)), None)
+        try:
+            jobs = target.jobs()
+        except JobsUnavailable as refused:
+            print(f"dynastore: no progress to show ({refused}); waiting for the job to end", file=sys.stderr)
+            while creating():
+                target.pause(POLL_SECONDS)
+            return None
+        job = next((job for job in jobs if is_ours(job)), None)
         if job is None:
             return None
         if job.get("Status") == "FAILED":
