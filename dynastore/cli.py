@@ -4,6 +4,7 @@
                     [--log-level info]
     dynastore export TABLE DIR [--format dynamodb-json|ion] [--at ISO_TIME]
                     (--endpoint URL | --data-dir DIR)
+    dynastore backup TABLE | restore BACKUP_ARN NEW_TABLE ...   (dynastore/commands/)
     dynastore --version
 
 ``serve`` opens the database (SQLite in ``--data-dir``, by default
@@ -148,12 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     console.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (%(default)s)")
     console.add_argument("--port", type=int, default=8001, help="port to listen on (%(default)s)")
     console.add_argument("--region", default=None, help="AWS region (default: from the endpoint or the AWS config)")
-    from dynastore.commands import export as export_command
+    from dynastore.commands import add_commands  # backup, restore, export, import (dynastore/commands/)
 
-    export_command.add_parser(commands)
-    from dynastore.commands.import_command import add_parser as add_import_parser
-
-    add_import_parser(commands)  # dynastore import DIR TABLE (docs/import.md)
+    add_commands(commands)
     return parser
 
 
@@ -162,10 +160,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     if arguments.command == "serve":
         return serve(arguments)
-    if arguments.command == "import":
-        from dynastore.commands.import_command import run as run_import
-
-        return run_import(arguments)
     if arguments.command == "console":
         from dynastore.console import run_console
 
@@ -176,10 +170,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             pass
         return 0
-    if arguments.command == "export":
-        from dynastore.commands import export as export_command
+    from dynastore.commands import run
 
-        return export_command.run(arguments)
+    code = run(arguments)
+    if code is not None:
+        return code
     parser.print_help(sys.stderr)
     return 2
 

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from dataclasses import replace
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from dynastore.backups import pitr, registry
+from dynastore.backups import pitr, registry, visible
 from dynastore.backups.registry import (
     AVAILABLE,
     CREATING,
@@ -51,8 +52,14 @@ if TYPE_CHECKING:
 logger = logging.getLogger("dynastore.backups")
 
 # Candidates for dynastore/limits.py.
-JOB_PAGE_ROWS = 1000
+PAGE_ROWS_VARIABLE = "DYNASTORE_BACKUP_PAGE_ROWS"
+STEP_DELAY_VARIABLE = "DYNASTORE_BACKUP_STEP_DELAY_MS"
+"""Test and demo knobs (docs/backups.md): smaller pages and a pause between a
+server's steps make a job last long enough to watch it, or kill -9 it midway."""
+JOB_PAGE_ROWS = int(os.environ.get(PAGE_ROWS_VARIABLE) or 1000)
 """Items one step copies."""
+STEP_DELAY_SECONDS = float(os.environ.get(STEP_DELAY_VARIABLE) or 0) / 1000
+"""The pause between two steps of a server's jobs (0: none)."""
 JOB_RETRY_SECONDS = 1.0
 WATCH_SECONDS = 2.0
 """How often ``BackupJobs`` looks for jobs to take over and logs to prune."""
@@ -153,6 +160,8 @@ def restore_step(database: Database, record: RestoreRecord, max_rows: int = JOB_
         return record
     if record.target in database.tables:
         return fail_restore(database, record, schema, f"a table named {record.target} was created meanwhile")
+    summary = visible.restore_summary(record, in_progress=False)  # kept once ACTIVE, as DynamoDB does
+    schema = replace(schema, extensions={**schema.extensions, visible.RESTORE_SUMMARY_EXTENSION: summary})
     publish(database, schema, [registry.restore_change(database, None, record.restore_id)])
     if record.backup_items_storage_id is None:
         pitr.release(database, record.source_table_name, record.holder)
@@ -217,7 +226,7 @@ def step(database: Database) -> bool | None:
         if record is None or record.status != CREATING:
             pending.backups.discard(backup_id)
             continue
-        record2 = backup_step(database, record)
+        record2 = backup_step(database, record, JOB_PAGE_ROWS)  # read now: tests make pages small
         if record2 is None or record2.status != CREATING:
             pending.backups.discard(backup_id)
         return bool(pending.backups or pending.restores)
@@ -228,7 +237,7 @@ def step(database: Database) -> bool | None:
         if restore is None or restore.status != IN_PROGRESS:
             pending.restores.discard(restore_id)
             continue
-        result = restore_step(database, restore)
+        result = restore_step(database, restore, JOB_PAGE_ROWS)
         if result is None or result.status != IN_PROGRESS:
             pending.restores.discard(restore_id)
         return bool(pending.backups or pending.restores)
@@ -293,7 +302,7 @@ def kick(database: Database) -> None:
         if more is None:
             schedule(JOB_RETRY_SECONDS)
         elif more:
-            schedule(0)
+            schedule(STEP_DELAY_SECONDS)
         else:
             pending.scheduled = False
 

@@ -42,9 +42,15 @@ def find_own_table(database: Database, kind: str) -> int | None:
 
 
 _CACHE: weakref.WeakKeyDictionary[Any, dict[str, int]] = weakref.WeakKeyDictionary()
-"""storage -> namespaced name -> storage id, for tables never dropped. Keyed
-by the storage object itself, not its id(): a store closed and collected can
-leave its id() to a new one, whose own tables have other ids."""
+"""storage -> {namespaced name: storage id}, for tables never dropped. Keyed
+by the storage object itself (not its id(), which a later store may reuse)."""
+
+
+def _cache(database: Database) -> dict[str, int]:
+    found = _CACHE.get(database.storage)
+    if found is None:
+        found = _CACHE[database.storage] = {}
+    return found
 
 
 def own_table_id(database: Database, kind: str) -> int:
@@ -52,9 +58,7 @@ def own_table_id(database: Database, kind: str) -> int:
     long as the store: a registry), created on first use. Call it outside
     any write's transaction, so a rolled-back write cannot take it back."""
     name = database.storage_name(own_table_name(kind))
-    cache = _CACHE.get(database.storage)
-    if cache is None:
-        cache = _CACHE[database.storage] = {}
+    cache = _cache(database)
     cached = cache.get(name)
     if cached is not None:
         return cached
@@ -68,6 +72,20 @@ def own_table_id(database: Database, kind: str) -> int:
             database.storage.drop_table(created)
     assert found is not None
     cache[name] = found
+    return found
+
+
+def existing_own_table_id(database: Database, kind: str) -> int | None:
+    """As ``own_table_id``, but None instead of creating it: for reads
+    (ListTables asks whether restores run) that must not write."""
+    name = database.storage_name(own_table_name(kind))
+    cache = _cache(database)
+    cached = cache.get(name)
+    if cached is not None:
+        return cached
+    found = find_own_table(database, kind)
+    if found is not None:
+        cache[name] = found
     return found
 
 

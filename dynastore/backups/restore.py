@@ -21,8 +21,9 @@ dynastore's own (``restoring/<id>``: invisible to every API), filled a page
 at a time through the one write path (dynastore/write_path.py, so index
 entries follow), and only when complete renamed to the table's and its
 indexes' names in one transaction: a kill -9 at any moment leaves either no
-table or the whole table. Until then DescribeTable does not find it (as if
-it were still being created); RestoreTable* answer CREATING.
+table or the whole table. Until then the table is CREATING for
+DescribeTable and ListTables, with its RestoreSummary, and the data plane
+cannot find it (dynastore/backups/visible.py).
 """
 
 from __future__ import annotations

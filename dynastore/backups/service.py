@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from dynastore.backups import jobs, pitr, registry, restore
+from dynastore.backups import jobs, pitr, registry, restore, visible
 from dynastore.backups.errors import (
     BackupInUseException,
     TableAlreadyExistsException,
@@ -257,8 +257,8 @@ def _check_target(database: Database, target: str) -> None:
     if target in database.tables or (not database.storage.exclusive and database.refresh_catalogue(check=True)
                                       and target in database.tables):
         raise TableAlreadyExistsException(f"Table already exists: {target}")
-    if registry.restoring(database, target) is not None:
-        raise TableInUseException(f"Table is being restored: {target}")
+    if registry.restoring(database, target) is not None:  # it exists, CREATING (backups/visible.py)
+        raise TableAlreadyExistsException(f"Table already exists: {target}")
 
 
 def _start_restore(database: Database, source: TableSchema, request: dict[str, Any], *,
@@ -283,18 +283,7 @@ def _start_restore(database: Database, source: TableSchema, request: dict[str, A
         backup_items_storage_id=None if backup is None else backup.items_storage_id,
     )
     registry.apply(database, registry.restore_change(database, record, restore_id))
-    description = table_description.table_description(
-        replace(hidden, status="CREATING"), item_count=0, size_bytes=0, now=database.now())
-    description["TableStatus"] = "CREATING"
-    for index in description.get("GlobalSecondaryIndexes", ()):
-        index["IndexStatus"] = "CREATING"
-    summary: dict[str, Any] = {}
-    if backup is not None:
-        summary["SourceBackupArn"] = backup.arn
-    summary["SourceTableArn"] = source.arn
-    summary["RestoreDateTime"] = restore_time
-    summary["RestoreInProgress"] = True
-    description["RestoreSummary"] = summary
+    description = visible.restoring_table_description(database, record)
     jobs.add_restore(database, restore_id)
     return {"TableDescription": description}
 

@@ -172,6 +172,10 @@ CATALOGUE_OPERATIONS = frozenset((
     "DescribeTimeToLive", "UpdateTimeToLive", "ListTagsOfResource", "TagResource",
     "UntagResource", "DescribeContributorInsights", "ListContributorInsights",
     "UpdateContributorInsights",
+    # Backups, PITR and exports read the table's change-log settings from its
+    # definition, and restores check the target name (issue 19).
+    "CreateBackup", "DescribeContinuousBackups", "UpdateContinuousBackups",
+    "RestoreTableFromBackup", "RestoreTableToPointInTime", "ExportTableToPointInTime",
 ))
 """Operations that read or change the catalogue itself: on a shared store
 they check first that this server's copy is current (one query), so a

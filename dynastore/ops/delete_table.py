@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dynastore.engine import table_description
-from dynastore.errors import ValidationException
+from dynastore.engine import table_arns, table_description
+from dynastore.errors import ResourceInUseException, ResourceNotFoundException, ValidationException
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -21,7 +21,17 @@ PROTECTED_MESSAGE = (
 
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
-    schema = database.table(request.get("TableName", ""))  # a table ARN too (Database.table)
+    try:
+        schema = database.table(request.get("TableName", ""))  # a table ARN too (Database.table)
+    except ResourceNotFoundException:
+        name = table_arns.table_name_from_identifier(request.get("TableName", ""))
+        from dynastore.backups.visible import restoring  # a restore's target: CREATING
+
+        if isinstance(name, str) and restoring(database, name) is not None:
+            raise ResourceInUseException(
+                f"Attempt to change a resource which is still in use: Table is being created: {name}"
+            ) from None
+        raise
     if schema.deletion_protection:
         raise ValidationException(PROTECTED_MESSAGE)
     item_count, size_bytes = database.table_statistics(schema)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dynastore.engine import table_description
+from dynastore.engine import table_arns, table_description
+from dynastore.errors import ResourceNotFoundException
 from dynastore.workers.backfill import resume_backfills
 
 if TYPE_CHECKING:
@@ -13,7 +14,16 @@ if TYPE_CHECKING:
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     # TableName may also be the table's ARN.
-    schema = database.table(request.get("TableName", ""))  # a table ARN too (Database.table)
+    try:
+        schema = database.table(request.get("TableName", ""))  # a table ARN too (Database.table)
+    except ResourceNotFoundException:
+        name = table_arns.table_name_from_identifier(request.get("TableName", ""))
+        from dynastore.backups.visible import describe_restoring  # a restore's target: CREATING
+
+        restoring = describe_restoring(database, name) if isinstance(name, str) else None
+        if restoring is None:
+            raise
+        return {"Table": restoring}
     resume_backfills(database, schema)
     database.propagate_index_changes()
     schema = database.table(schema.name)
@@ -25,4 +35,10 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
         now=database.now(),
         index_statistics=database.index_statistics(schema),
     )
+    if RESTORE_SUMMARY in schema.extensions:  # a restored table keeps its RestoreSummary
+        description["RestoreSummary"] = dict(schema.extensions[RESTORE_SUMMARY])
     return {"Table": description}
+
+
+RESTORE_SUMMARY = "restore_summary"
+"""dynastore/backups/visible.py's RESTORE_SUMMARY_EXTENSION (not imported: lazy)."""

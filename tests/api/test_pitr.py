@@ -179,7 +179,6 @@ def test_restore_rolls_back_ttl_expiries(client: Any, endpoint: str, make_table:
     assert [item["pk"]["S"] for item in scan_all(client, latest)] == ["stays"]
 
 
-@pytest.mark.one_server  # flaked once on postgres-pair under load (KeyError; passes alone): issue 19 note
 def test_restore_errors(client: Any, endpoint: str, make_table: Callable[..., str],
                         unique_name: Callable[[str], str]) -> None:
     name = make_table()

@@ -1,0 +1,163 @@
+"""Backups and PITR on two ``dynastore serve --postgres URL`` servers over one
+database (issue 19): what one server changes, the other answers at once.
+
+The cause of ``test_pitr.py::test_restore_errors[postgres-pair]``'s KeyError
+under load: the backup and PITR operations read the table's definition (its
+change-log settings live there) from the server's copy of the catalogue
+without checking that copy is current, so the second server, asked right
+after the first turned PITR on and before its catalogue notification
+arrived, answered DescribeContinuousBackups with PITR DISABLED (no
+EarliestRestorableDateTime: the test's KeyError). Every round here asks the
+other server immediately after a change, so a stale answer fails the test.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import pytest
+
+from tests.api.conftest import TEST_CLIENT_CONFIG, start_server, stop_server
+from tests.api.test_backups import scan_all, wait_active
+
+ROUNDS = 12
+
+
+def _client(url: str) -> Any:
+    return boto3.client("dynamodb", endpoint_url=url, region_name="us-east-1",
+                        aws_access_key_id="AKIDTEST", aws_secret_access_key="secret",
+                        config=TEST_CLIENT_CONFIG)
+
+
+@dataclass
+class Servers:
+    clients: list[Any]
+    listeners: list[set[int]]
+    """Per server, the PostgreSQL backends LISTENing for its catalogue notifications."""
+
+
+def _listening_backends(database_url: str) -> set[int]:
+    import psycopg
+
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        rows = connection.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'"
+        ).fetchall()
+    return {int(pid) for (pid,) in rows}
+
+
+@pytest.fixture(scope="module")
+def servers(postgres_server: Any) -> Iterator[Servers]:
+    """Clients of two servers over one database (the first creates the schema)."""
+    database_url = postgres_server.new_database()
+    processes, urls, listeners = [], [], []
+    try:
+        seen: set[int] = set()
+        for _ in range(2):
+            process, url = start_server("--postgres", database_url)
+            processes.append(process)
+            urls.append(url)
+            now = _listening_backends(database_url)
+            listeners.append(now - seen)
+            seen |= now
+        yield Servers([_client(url) for url in urls], listeners)
+    finally:
+        for process in processes:
+            stop_server(process)
+
+
+@contextmanager
+def notifications_held_back(backends: set[int]) -> Iterator[None]:
+    """Freeze a server's listening backends (SIGSTOP): its catalogue
+    notifications stop arriving, as when a loaded machine delivers them late."""
+    assert backends, "no listening backend found"
+    for pid in backends:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in backends:
+            os.kill(pid, signal.SIGCONT)
+
+
+def _new_table(client: Any) -> str:
+    name = f"pair-{uuid.uuid4().hex[:12]}"
+    client.create_table(TableName=name, KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                        BillingMode="PAY_PER_REQUEST")
+    return name
+
+
+def _recovery(client: Any, name: str) -> dict[str, Any]:
+    answer: dict[str, Any] = client.describe_continuous_backups(TableName=name)
+    return dict(answer["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"])
+
+
+def test_pitr_switched_on_one_server_is_so_on_the_other_at_once(servers: Servers) -> None:
+    """B's notifications are held back: it must check its catalogue itself."""
+    a, b = servers.clients
+    name = _new_table(a)
+    try:
+        with notifications_held_back(servers.listeners[1]):
+            _toggle_rounds(a, b, name)
+        _toggle_rounds(a, b, name)
+    finally:
+        a.delete_table(TableName=name)
+
+
+def _toggle_rounds(a: Any, b: Any, name: str) -> None:
+    for round_number in range(ROUNDS):
+        first, other = (a, b) if round_number % 2 == 0 else (b, a)
+        first.update_continuous_backups(TableName=name, PointInTimeRecoverySpecification={
+            "PointInTimeRecoveryEnabled": True})
+        recovery = _recovery(other, name)  # no sleep: the other server knows it now
+        assert recovery["PointInTimeRecoveryStatus"] == "ENABLED", (round_number, recovery)
+        assert "EarliestRestorableDateTime" in recovery
+        first.update_continuous_backups(TableName=name, PointInTimeRecoverySpecification={
+            "PointInTimeRecoveryEnabled": False})
+        assert _recovery(other, name) == {"PointInTimeRecoveryStatus": "DISABLED"}, round_number
+
+
+def test_a_restore_on_one_server_sees_the_other_servers_changes(servers: Servers) -> None:
+    """PITR turned on, a backup taken and a table deleted through one server:
+    the other restores, and refuses, as if it had made each change itself."""
+    a, b = servers.clients
+    name = _new_table(a)
+    made: list[str] = []
+    with notifications_held_back(servers.listeners[1]):
+        a.put_item(TableName=name, Item={"pk": {"S": "one"}})
+        a.update_continuous_backups(TableName=name, PointInTimeRecoverySpecification={
+            "PointInTimeRecoveryEnabled": True})
+        target = f"pair-{uuid.uuid4().hex[:12]}"
+        b.restore_table_to_point_in_time(SourceTableName=name, TargetTableName=target,
+                                         UseLatestRestorableTime=True)
+        made.append(target)
+        wait_active(a, target)
+        assert scan_all(a, target) == [{"pk": {"S": "one"}}]
+        backup = b.create_backup(TableName=target, BackupName="pair")["BackupDetails"]["BackupArn"]
+        a.delete_table(TableName=target)
+        made.remove(target)
+        for _ in range(30):
+            if a.describe_backup(BackupArn=backup)["BackupDescription"]["BackupDetails"][
+                    "BackupStatus"] == "AVAILABLE":
+                break
+            time.sleep(0.2)
+        b.restore_table_from_backup(BackupArn=backup, TargetTableName=target)  # the name is free on B too
+        made.append(target)
+        assert wait_active(a, target)["TableStatus"] == "ACTIVE"
+        assert scan_all(b, target) == [{"pk": {"S": "one"}}]
+        with pytest.raises(b.exceptions.TableAlreadyExistsException):
+            b.restore_table_from_backup(BackupArn=backup, TargetTableName=name)
+    for table in [name, *made]:
+        try:
+            a.delete_table(TableName=table)
+        except a.exceptions.ClientError:
+            pass
