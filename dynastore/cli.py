@@ -149,9 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     console.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (%(default)s)")
     console.add_argument("--port", type=int, default=8001, help="port to listen on (%(default)s)")
     console.add_argument("--region", default=None, help="AWS region (default: from the endpoint or the AWS config)")
-    from dynastore.commands import add_commands  # backup, restore, export, import (dynastore/commands/)
+    from dynastore.commands import add_commands
 
-    add_commands(commands)
+    add_commands(commands)  # backup, restore, export, import (dynastore/commands/)
     return parser
 
 

@@ -26,6 +26,7 @@ from dynastore.errors import (
     DuplicateItemException,
     ValidationException,
 )
+from dynastore.ops.put_item import ENVELOPE as REQUEST_ENVELOPE
 from dynastore.partiql import ast
 from dynastore.partiql import messages as text
 from dynastore.partiql.translate import (
