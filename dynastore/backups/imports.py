@@ -37,6 +37,7 @@ import asyncio
 import logging
 import re
 import secrets
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field, replace
@@ -577,25 +578,26 @@ class _Source:
             self._stack = None
 
 
-_SOURCES: dict[tuple[int, str], tuple[_Source, int]] = {}
-"""(id of the database, import id) -> (the open source, ProcessedItemCount it
-is at): reused by the next step when the record is where it left it."""
+_SOURCES: weakref.WeakKeyDictionary[Any, dict[str, tuple[_Source, int]]] = weakref.WeakKeyDictionary()
+"""database -> import id -> (the open source, ProcessedItemCount it is at):
+reused by the next step when the record is where it left it. Keyed by the
+Database itself: a collected one's id() can be a new one's."""
 
 
 def _source_for(database: Database, record: ImportRecord) -> _Source:
-    key = (id(database), record.import_id)
-    cached = _SOURCES.get(key)
+    sources = _SOURCES.setdefault(database, {})
+    cached = sources.get(record.import_id)
     if cached is not None and cached[1] == record.processed_items:
         return cached[0]
     if cached is not None:
         cached[0].close()
     source = _Source(database, record)
-    _SOURCES[key] = (source, record.processed_items)
+    sources[record.import_id] = (source, record.processed_items)
     return source
 
 
 def _drop_source(database: Database, import_id: str) -> None:
-    cached = _SOURCES.pop((id(database), import_id), None)
+    cached = _SOURCES.get(database, {}).pop(import_id, None)
     if cached is not None:
         cached[0].close()
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import weakref
 from dataclasses import replace
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -204,13 +205,14 @@ class _Pending:
         self.resumed = False
 
 
-_PENDING: dict[int, _Pending] = {}
+_PENDING: weakref.WeakKeyDictionary[Any, _Pending] = weakref.WeakKeyDictionary()
+"""Keyed by the Database itself: a collected one's id() can be a new one's."""
 
 
 def _pending(database: Database) -> _Pending:
-    found = _PENDING.get(id(database))
+    found = _PENDING.get(database)
     if found is None:
-        found = _PENDING[id(database)] = _Pending()
+        found = _PENDING[database] = _Pending()
     return found
 
 
