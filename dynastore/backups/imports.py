@@ -714,7 +714,7 @@ def _import_step(database: Database, record: ImportRecord) -> ImportRecord:
             _note_error(record, f"{where[(bad.pk, bad.sk)]}: {refused.error.message}")
             continue
         break
-    _SOURCES[(id(database), record.import_id)] = (source, record.processed_items)
+    _SOURCES.setdefault(database, {})[record.import_id] = (source, record.processed_items)
     if not finished:
         return written_record
     return _complete(database, written_record, schema)
