@@ -443,12 +443,59 @@ def test_a_request_line_within_16_kb_is_served(connection: Connection) -> None:
     assert isinstance(reply.json()["TableNames"], list)
 
 
-@pytest.mark.xfail(strict=True, reason="docs/compatibility.md: headers are bounded at 64 KB, answered 431")
-def test_headers_over_16_kb_are_a_bad_request(address: tuple[str, int]) -> None:
+def refused_head(address: tuple[str, int], raw: bytes) -> Reply:
+    """The reply to ``raw`` on a connection of its own, which must then close."""
     with socket.create_connection(address, timeout=10) as sock, sock.makefile("rb") as stream:
-        sock.sendall(request_bytes("POST", "/", api_headers(**{"X-Padding": "a" * 17000}), b"{}"))
+        sock.sendall(raw)
         reply = read_reply(stream)
-        assert reply.status == 400
+        assert stream.read() == b""
+        return reply
+
+
+def padded_headers(header_block_bytes: int) -> dict[str, str]:
+    """api_headers() with an X-Padding header that makes the header block
+    (each line's name, ': ', value and CRLF; Host and Content-Length as
+    request_bytes adds them) exactly ``header_block_bytes`` long."""
+    headers = api_headers()
+    raw = request_bytes("POST", "/", {**headers, "X-Padding": ""}, b"{}")
+    head = raw.split(b"\r\n\r\n", 1)[0].split(b"\r\n", 1)[1]
+    block_bytes = len(head) + 2  # the last line's CRLF
+    return {**headers, "X-Padding": "a" * (header_block_bytes - block_bytes)}
+
+
+def test_headers_over_16_kb_are_a_bad_request(address: tuple[str, int]) -> None:
+    reply = refused_head(address, request_bytes("POST", "/", api_headers(**{"X-Padding": "a" * 17000}), b"{}"))
+    assert reply.status == 400
+    assert reply.headers["connection"] == "close"
+    assert reply.headers["server"] == "Server"
+    assert reply.body == b"Bad request"
+
+
+def test_the_header_bound_is_16_kb_of_header_lines(connection: Connection, address: tuple[str, int]) -> None:
+    reply = connection.ask(request_bytes("POST", "/", padded_headers(16 * 1024), b"{}"))
+    assert reply.status == 200
+    assert isinstance(reply.json()["TableNames"], list)
+    reply = refused_head(address, request_bytes("POST", "/", padded_headers(16 * 1024 + 1), b"{}"))
+    assert reply.status == 400
+    assert reply.body == b"Bad request"
+
+
+def test_many_small_headers_count_toward_the_bound(address: tuple[str, int]) -> None:
+    many = {f"X-H{number}": "v" for number in range(2000)}  # ~20 KB of header lines
+    reply = refused_head(address, request_bytes("POST", "/", api_headers(**many), b"{}"))
+    assert reply.status == 400
+    assert reply.body == b"Bad request"
+
+
+def test_a_refused_head_after_pipelined_requests_comes_after_their_replies(address: tuple[str, int]) -> None:
+    good = request_bytes("POST", "/", api_headers(), b"{}")
+    bad = request_bytes("POST", "/", api_headers(**{"X-Padding": "a" * 17000}), b"{}")
+    with socket.create_connection(address, timeout=10) as sock, sock.makefile("rb") as stream:
+        sock.sendall(good + good + bad)
+        replies = [read_reply(stream) for _ in range(3)]
+        assert [reply.status for reply in replies] == [200, 200, 400]
+        assert replies[2].body == b"Bad request"
+        assert stream.read() == b""
 
 
 # --- DescribeEndpoints ------------------------------------------------------------------------
