@@ -136,34 +136,44 @@ def response_content_type(request_content_type: bytes | None) -> bytes | None:
 
 GZIP_MEMBER_START = b"\x1f\x8b\x08"
 """The first bytes of a gzip member (RFC 1952: ID1, ID2, CM=deflate)."""
+GZIP_WBITS = 16 + zlib.MAX_WBITS
+DEFLATE_WBITS = zlib.MAX_WBITS
+"""deflate as HTTP means it: the zlib format (RFC 1950), as DynamoDB reads it."""
 
 
 def decode_request_body(body: bytes, content_encoding: bytes) -> bytes:
-    """The request body its Content-Encoding describes. DynamoDB takes
-    gzip only (the SDKs' request compression): any other coding, deflate
-    and ``gzip, gzip`` included, is answered with a 500 InternalServerError
-    (ScyllaDB's test_garbage_content_encoding, run against the service).
-    An empty header means no coding."""
+    """The request body its Content-Encoding describes. DynamoDB takes gzip
+    (the SDKs' request compression) and deflate (ScyllaDB's
+    test_compressed_request.py and PR 27917, run against the service); an
+    empty header means no coding. A body that does not decode, and any other
+    coding (``br``, ``identity``, ``gzip, gzip``...), is a
+    SerializationException here, where DynamoDB answers 500
+    InternalServerError (docs/compatibility.md: no 5xx for bad input)."""
     coding = content_encoding.strip().lower()
     if coding == b"gzip":
-        return decompress_gzip(body)
+        return inflate(body, GZIP_WBITS, GZIP_MEMBER_START)
+    if coding == b"deflate":
+        return inflate(body, DEFLATE_WBITS, None)
     if not coding:
         return body
-    raise InternalServerError()
+    raise SerializationException()
 
 
-def decompress_gzip(body: bytes) -> bytes:
-    """Inflate a gzip request body, refusing to produce more than the request
-    limit (so a small bomb cannot make the server allocate without bound).
+def inflate(body: bytes, wbits: int, next_member_start: bytes | None) -> bytes:
+    """Inflate a compressed request body, refusing to produce more than the
+    request limit (so a small bomb cannot make the server allocate without
+    bound).
 
     As DynamoDB does (ScyllaDB's test_compressed_request.py, against the
-    service): several gzip members one after the other are one body, and
-    bytes after a member that do not begin another one are ignored."""
+    service): several gzip members one after the other are one body
+    (``next_member_start``; deflate has no such rule, and DynamoDB does not
+    join two zlib streams), and bytes after the last member that do not
+    begin another one are ignored."""
     pieces: list[bytes] = []
     inflated_bytes = 0
     data = body
     while True:
-        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        inflater = zlib.decompressobj(wbits=wbits)
         try:
             inflated = inflater.decompress(data, limits.REQUEST_BODY_MAX_BYTES + 1 - inflated_bytes)
         except zlib.error as error:
@@ -175,7 +185,7 @@ def decompress_gzip(body: bytes) -> bytes:
             raise SerializationException()
         pieces.append(inflated)
         data = inflater.unused_data
-        if not data.startswith(GZIP_MEMBER_START):
+        if next_member_start is None or not data.startswith(next_member_start):
             return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
