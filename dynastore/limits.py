@@ -35,6 +35,7 @@ LIST_TABLES_MAX_LIMIT = 100
 TAGS_PER_RESOURCE = 50
 TAG_KEY_MAX_LENGTH = 128
 TAG_VALUE_MAX_LENGTH = 256
+ENDPOINT_CACHE_PERIOD_MINUTES = 1440  # DescribeEndpoints' CachePeriodInMinutes, as the service answers
 
 # --- Secondary indexes (enforced by the index issue) ---------------------------
 LOCAL_SECONDARY_INDEXES_PER_TABLE = 5

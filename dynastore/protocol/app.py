@@ -291,14 +291,15 @@ class Application:
             "singleRegion": self.namespaces.single_region,
         }
 
-    def database_of(self, caller: Caller | None, authorization: bytes | None, query: bytes) -> Database:
+    def database_of(
+        self, caller: Caller | None, authorization: bytes | None, query: bytes, region: str | None = None
+    ) -> Database:
         """The namespace a request reaches: its key's account (the default
-        one without credentials) in the region of its credential scope."""
-        if caller is not None:
-            account, region = caller.key.account_id, caller.region
-        else:
-            account = DEFAULT_ACCOUNT_ID
-            region = credential_scope_region(authorization, query) or DEFAULT_REGION
+        one without credentials) in the region of its credential scope
+        (``region`` when the caller has worked it out: ``request_region``)."""
+        account = caller.key.account_id if caller is not None else DEFAULT_ACCOUNT_ID
+        if region is None:
+            region = request_region(caller, authorization, query)
         try:
             return self.namespaces.get(account, region)
         except ValueError as error:  # not a region name dynastore can keep tables under
@@ -372,21 +373,22 @@ class Application:
             if not target.startswith(_STREAMS_TARGET_PREFIX_BYTES):
                 raise UnknownOperationException()
             streams_operation = target[len(_STREAMS_TARGET_PREFIX_BYTES):].decode("latin-1")
-        database = self.authorize(url, headers, raw_body, operation, request)
+        database, region = self.authorize(url, headers, raw_body, operation, request)
         if type(request) is not dict:
             raise SerializationException()
         if streams_operation is not None:
             result = dispatch_streams(database, streams_operation, request)
         else:
             assert operation is not None
-            result = dispatch(database, operation, request)
+            result = dispatch(database, operation, request, region)
         return result if type(result) is bytes else orjson.dumps(result)
 
     def authorize(
         self, url: bytes, headers: dict[bytes, bytes], body: bytes, operation: str | None, request: Any
-    ) -> Database:
+    ) -> tuple[Database, str]:
         """Check the request's credentials (and with a verifier, its
-        signature and the key's rights); returns the namespace it reaches."""
+        signature and the key's rights); returns the namespace it reaches
+        and the region it was signed for."""
         authorization = headers.get(b"authorization")
         verifier = self.verifier
         if verifier is None:
@@ -395,19 +397,28 @@ class Application:
                 query = url.partition(b"?")[2]
                 has_date = b"x-amz-date" in headers or b"date" in headers
                 check_credentials_present(authorization, has_date, query)
-            return self.database_of(None, authorization, query)
+            region = request_region(None, authorization, query)
+            return self.database_of(None, authorization, query, region), region
         caller = verifier.verify(b"POST", url, headers, body)
-        database = self.database_of(caller, authorization, b"")
+        database = self.database_of(caller, authorization, b"", caller.region)
         if caller.key.readonly and operation is not None and operation not in READ_OPERATIONS and (
             not reads_only(operation, request)  # PartiQL SELECTs (ops.reads_only)
         ):
             raise access_denied(caller, operation, database, request)
-        return database
+        return database, caller.region
 
 
 ADMIN_CROSS_SITE: Reply = (
     403, APPLICATION_JSON, b'{"message":"cross-origin request refused"}', b""
 )
+
+
+def request_region(caller: Caller | None, authorization: bytes | None, query: bytes) -> str:
+    """The region a request was signed for: its verified caller's, else its
+    credential scope's (header or presigned query), else the default."""
+    if caller is not None:
+        return caller.region
+    return credential_scope_region(authorization, query) or DEFAULT_REGION
 
 
 def _cross_site(headers: dict[bytes, bytes]) -> bool:

@@ -35,6 +35,7 @@ from typing import Any
 
 import pytest
 
+from tests.api.conftest import TEST_CLIENT_CONFIG, start_server, stop_server
 from tests.api.helpers import Reply, read_reply, request_bytes
 
 JSON_1_0 = "application/x-amz-json-1.0"
@@ -589,3 +590,65 @@ def test_describe_endpoints_names_the_region_asked(connection: Connection, regio
     assert reply.json() == {
         "Endpoints": [{"Address": f"dynamodb.{region}.amazonaws.com", "CachePeriodInMinutes": 1440}]
     }
+
+
+def describe_endpoints_in(endpoint_url: str, region: str, key: tuple[str, str] = ("AKIDTEST", "secret")) -> Any:
+    import boto3
+
+    client = boto3.client(
+        "dynamodb", endpoint_url=endpoint_url, region_name=region,
+        aws_access_key_id=key[0], aws_secret_access_key=key[1], config=TEST_CLIENT_CONFIG,
+    )
+    return client.describe_endpoints()["Endpoints"]
+
+
+SINGLE_REGION_SERVERS = {
+    "front": ((), {"DYNASTORE_ENGINE_CONNECTIONS": "0"}),
+    "engine": ((), {"DYNASTORE_ENGINE_CONNECTIONS": "64"}),
+    "single-process": (("--single-process",), {}),
+}
+
+
+@pytest.mark.parametrize("mode", list(SINGLE_REGION_SERVERS))
+def test_describe_endpoints_names_the_region_asked_under_single_region(mode: str) -> None:
+    """``--single-region`` keeps every region's tables in one namespace, but
+    DescribeEndpoints still names the region of the request, as DynamoDB's
+    regional endpoint does."""
+    arguments, environment = SINGLE_REGION_SERVERS[mode]
+    process, url = start_server("--in-memory", "--single-region", *arguments, environment=environment)
+    try:
+        for region in ("eu-west-1", "us-east-1", "ap-northeast-3"):
+            assert describe_endpoints_in(url, region) == [
+                {"Address": f"dynamodb.{region}.amazonaws.com", "CachePeriodInMinutes": 1440}
+            ]
+    finally:
+        stop_server(process)
+
+
+def test_describe_endpoints_names_the_signed_region_with_credentials(tmp_path: Any) -> None:
+    credentials = tmp_path / "credentials"
+    credentials.write_text("AKIDSIGNED:signing-secret\n")
+    process, url = start_server("--in-memory", "--single-region", "--credentials", str(credentials))
+    try:
+        assert describe_endpoints_in(url, "sa-east-1", ("AKIDSIGNED", "signing-secret")) == [
+            {"Address": "dynamodb.sa-east-1.amazonaws.com", "CachePeriodInMinutes": 1440}
+        ]
+    finally:
+        stop_server(process)
+
+
+def test_describe_endpoints_of_an_embedded_single_region_database() -> None:
+    """The embedded database's in-process client and its ``serve()`` server."""
+    import dynastore
+    from dynastore.namespaces import Namespaces
+
+    with dynastore.open() as database:
+        Namespaces.of(database.database).single_region = True
+        client = database.client(region_name="eu-north-1")
+        assert client.describe_endpoints()["Endpoints"] == [
+            {"Address": "dynamodb.eu-north-1.amazonaws.com", "CachePeriodInMinutes": 1440}
+        ]
+        served = database.serve()
+        assert describe_endpoints_in(served.endpoint_url, "me-south-1") == [
+            {"Address": "dynamodb.me-south-1.amazonaws.com", "CachePeriodInMinutes": 1440}
+        ]
