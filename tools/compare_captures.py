@@ -4,7 +4,7 @@
     python tools/compare_captures.py                  # a fresh in-memory server
     python tools/compare_captures.py --endpoint URL   # any endpoint
 
-Prints one line per capture (MATCH or DIFF, the label, what was expected and
+Prints one line per capture (MATCH, ORDER or DIFF, the label, what was expected and
 what came back) and a count at the end; exits 1 when any differs.
 """
 
@@ -17,7 +17,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.api.ack_captures import CAPTURES, fill, matches, prepare, replay, tear_down  # noqa: E402
+from tests.api.ack_captures import (  # noqa: E402
+    CAPTURES,
+    EXACT,
+    SAME_ERRORS,
+    compare,
+    fill,
+    prepare,
+    replay,
+    tear_down,
+)
 from tests.api.conftest import make_client, start_server, stop_server  # noqa: E402
 
 
@@ -39,20 +48,28 @@ def main() -> int:
 def report(client: object) -> int:
     prefix = f"cap-{uuid.uuid4().hex[:8]}"
     names = prepare(client, prefix)
-    differing = 0
+    differing = reordered = 0
     try:
         for number, capture in enumerate(CAPTURES):
-            got = replay(client, capture, names, f"{prefix}-new{number}")
-            if matches(capture, got, {**names, "NEW": f"{prefix}-new{number}"}):
+            new_name = f"{prefix}-new{number}"
+            got = replay(client, capture, names, new_name)
+            verdict = compare(capture, got, {**names, "NEW": new_name})
+            if verdict == EXACT:
                 print(f"MATCH {capture.label}")
                 continue
+            if verdict == SAME_ERRORS:
+                reordered += 1
+                print(f"ORDER {capture.label}: the same errors in another order\n      got      {got}")
+                continue
             differing += 1
-            expected = (capture.code, fill(capture.message, names))
+            expected = (capture.code, fill(capture.message, {**names, "NEW": new_name}))
             print(f"DIFF  {capture.label} [{capture.operation}, {capture.shape}]\n"
                   f"      expected {expected}{' (prefix)' if capture.prefix else ''}\n      got      {got}")
     finally:
         tear_down(client, names)
-    print(f"{len(CAPTURES) - differing} of {len(CAPTURES)} captures match, {differing} differ")
+    exact = len(CAPTURES) - differing - reordered
+    print(f"{len(CAPTURES)} captures: {exact} match, {reordered} list the same errors in another order, "
+          f"{differing} differ")
     return 1 if differing else 0
 
 

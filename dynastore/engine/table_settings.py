@@ -28,6 +28,23 @@ ON_DEMAND_WARM_WRITE_UNITS = 4_000
 """The warm throughput every on-demand table starts with."""
 
 
+def check_sse_specification(encryption: Mapping[str, Any]) -> None:
+    """SSESpecification's own rules (CreateTable and UpdateTable; the
+    service's texts, ack-api-quirks' ValidationException catalogue): with
+    Enabled false neither SSEType nor KMSMasterKeyId; a KMSMasterKeyId needs
+    SSEType KMS; AES256 is not offered."""
+    sse_type = encryption.get("SSEType")
+    if encryption.get("Enabled") is False:
+        if sse_type is not None:
+            raise invalid_parameter("SSEType can not be specified if Enabled is false")
+        if encryption.get("KMSMasterKeyId") is not None:
+            raise invalid_parameter("KMSMasterKeyId can not be specified if Enabled is false")
+    if sse_type == "AES256":
+        raise invalid_parameter("SSEType AES256 is not supported")
+    if encryption.get("KMSMasterKeyId") is not None and sse_type != "KMS":
+        raise invalid_parameter("SSEType KMS is required if KMSMasterKeyId is specified")
+
+
 def unsupported(feature: str) -> ValidationException:
     """dynastore refuses, rather than ignores, what it cannot do yet."""
     return ValidationException(

@@ -16,6 +16,7 @@ from dynastore.engine.table_settings import (
     ON_DEMAND_WARM_WRITE_UNITS,
     PAY_PER_REQUEST,
     PROVISIONED,
+    check_sse_specification,
     check_table_class,
     non_empty,
     unsupported,
@@ -129,6 +130,7 @@ def check_update_combination(request: Mapping[str, Any], changes: set[str]) -> N
 
 def check_update_unsupported(request: Mapping[str, Any], changes: set[str]) -> None:
     if "SSESpecification" in changes:
+        check_sse_specification(request["SSESpecification"] or {})
         raise unsupported("SSESpecification")
     if "ReplicaUpdates" in changes:
         raise unsupported("ReplicaUpdates")
