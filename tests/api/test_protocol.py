@@ -542,10 +542,10 @@ import dynastore.protocol.app as app
 
 real_dispatch = app.dispatch
 
-def dispatch(database, operation, request):
+def dispatch(database, operation, request, *rest):
     if request.get("Boom"):
         raise RuntimeError("injected fault")
-    return real_dispatch(database, operation, request)
+    return real_dispatch(database, operation, request, *rest)
 
 app.dispatch = dispatch
 from dynastore.cli import main
