@@ -80,6 +80,12 @@ def non_empty(value: Any) -> bool:
     return value is not None and value != [] and value != {}
 
 
+REFER_TO_THE_GUIDE = (
+    "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits."
+)
+"""How the service's quota texts end (ack-api-quirks' LimitExceededException catalogue, 2026)."""
+
+
 def check_capacity_limits(read: int, write: int, region: str, reserved: tuple[int, int]) -> None:
     """Per-table and per-account provisioned capacity quotas (LimitExceededException)."""
     for name, value, table_max in (
@@ -89,7 +95,7 @@ def check_capacity_limits(read: int, write: int, region: str, reserved: tuple[in
         if value > table_max:
             raise LimitExceededException(
                 f"The requested {name}, {value}, is above the per table maximum for the "
-                f"account in {region}. Per table maximum: {table_max}."
+                f"account in {region}. Per table maximum: {table_max}. {REFER_TO_THE_GUIDE}"
             )
     for name, value, in_use, account_max in (
         ("ReadCapacityUnits", read, reserved[0], limits.ACCOUNT_MAX_READ_CAPACITY_UNITS),

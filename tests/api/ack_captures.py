@@ -45,6 +45,8 @@ class Capture:
     prefix: bool = False
     """The lab cut the text: compare only its start."""
     shape: str = "from the label"
+    before: tuple[tuple[str, dict[str, Any]], ...] = ()
+    """Requests sent first, their answers ignored (the live sequence)."""
     """How the request was rebuilt: "from the label", "live row" (442's
     probe named the request), "guessed" (a SPEC text whose trigger is
     inferred from the text)."""
@@ -387,6 +389,20 @@ LIVE: list[Capture] = [
             "TableNotFoundException", "Table not found: {MISSING}", shape="live row"),
     Capture("tnf_export_arn", "ExportTableToPointInTime", {"TableArn": "{MISSING_ARN}", "S3Bucket": "bucket"},
             "TableNotFoundException", "Table not found: {MISSING_ARN}", shape="live row"),
+    # DDB-TABLE-443: LimitExceededException live rows and quota texts.
+    Capture("tableclass_3", "UpdateTable", {"TableName": "{NEW}", "TableClass": "STANDARD_INFREQUENT_ACCESS"},
+            "LimitExceededException", "Subscriber limit exceeded: Updates to TableClass are limited to 2 times in "
+            "30 day(s).", shape="live row",
+            before=(("CreateTable", create()),
+                    ("UpdateTable", {"TableName": "{NEW}", "TableClass": "STANDARD_INFREQUENT_ACCESS"}),
+                    ("UpdateTable", {"TableName": "{NEW}", "TableClass": "STANDARD"}))),
+    Capture("read capacity above the table maximum", "CreateTable",
+            create(BillingMode="PROVISIONED",
+                   ProvisionedThroughput={"ReadCapacityUnits": 40001, "WriteCapacityUnits": 1}),
+            "LimitExceededException",
+            "The requested ReadCapacityUnits, 40001, is above the per table maximum for the account in {REGION}. "
+            "Per table maximum: 40000. Refer to the Amazon DynamoDB Developer Guide for current limits and how to "
+            "request higher limits.", shape="guessed"),
     Capture("ise_warm_empty_bad_name", "UpdateTable", {"TableName": "ab", "WarmThroughput": {}},
             "ValidationException",
             "1 validation error detected: Value 'ab' at 'tableName' failed to satisfy constraint: "
@@ -518,7 +534,13 @@ def answer(client: Any, capture: Capture, names: dict[str, str]) -> tuple[str | 
     """(error code or None, message) of ``capture``'s request sent with
     ``client`` (botocore, parameter validation off)."""
     from botocore.exceptions import ClientError
+    from botocore.exceptions import ClientError as Refused
 
+    for operation, request in capture.before:
+        try:
+            getattr(client, _snake(operation))(**fill(request, names))
+        except Refused:
+            pass
     method = getattr(client, _snake(capture.operation))
     try:
         method(**fill(capture.request, names))
@@ -583,6 +605,7 @@ def prepare(client: Any, prefix: str) -> dict[str, str]:
         waiter.wait(TableName=names[name], WaiterConfig={"Delay": 1, "MaxAttempts": 60})
     client.update_time_to_live(TableName=names["T"], TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"})
     names["ARN"] = client.describe_table(TableName=names["T"])["Table"]["TableArn"]
+    names["REGION"] = names["ARN"].split(":")[3]
     names["MISSING_ARN"] = names["ARN"].rsplit("/", 1)[0] + "/" + names["MISSING"]
     names["BACKUP"] = client.create_backup(TableName=names["T"], BackupName="captures")["BackupDetails"]["BackupArn"]
     return names
@@ -594,7 +617,7 @@ def replay(client: Any, capture: Capture, names: dict[str, str], new_name: str) 
     try:
         return answer(client, capture, names)
     finally:
-        if capture.code is None or capture.operation in ("CreateTable", "RestoreTableFromBackup"):
+        if capture.code is None or capture.before or capture.operation in ("CreateTable", "RestoreTableFromBackup"):
             _drop(client, new_name)
 
 
