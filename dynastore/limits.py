@@ -35,6 +35,7 @@ LIST_TABLES_MAX_LIMIT = 100
 TAGS_PER_RESOURCE = 50
 TAG_KEY_MAX_LENGTH = 128
 TAG_VALUE_MAX_LENGTH = 256
+ENDPOINT_CACHE_PERIOD_MINUTES = 1440  # DescribeEndpoints' CachePeriodInMinutes, as the service answers
 
 # --- Secondary indexes (enforced by the index issue) ---------------------------
 LOCAL_SECONDARY_INDEXES_PER_TABLE = 5
@@ -90,7 +91,6 @@ TABLE_MAX_READ_CAPACITY_UNITS = 40000
 TABLE_MAX_WRITE_CAPACITY_UNITS = 40000
 
 # --- Server bounds (not DynamoDB limits, but every queue has one) ------------
-HTTP_HEADER_MAX_BYTES = 64 * 1024
 HTTP_MAX_PIPELINED_REQUESTS = 128
 
 # --- Bounds of our own and rules measured on the live service (module that uses each) ---
@@ -174,6 +174,8 @@ NAMESPACES_MAX = 1000  # namespaces.py: (account, region) namespaces one store k
 HTTP_COMPRESSION_MIN_BYTES = 4096  # protocol/http.py: DynamoDB compresses a response body this large when asked (Accept-Encoding)
 HTTP_COMPRESSION_LEVEL = 1  # protocol/http.py: zlib level of compressed responses (JSON compresses well at 1; 6 costs ~40% more)
 HTTP_REQUEST_LINE_MAX_BYTES = 16 * 1024  # protocol/http.py: DynamoDB answers 400 to a longer request target
+HTTP_HEADER_MAX_BYTES = 16 * 1024  # protocol/http.py: DynamoDB answers 400 to a larger header block (its lines' bytes: name, ': ', value, CRLF)
+HTTP_REQUEST_HEAD_MAX_BYTES = HTTP_REQUEST_LINE_MAX_BYTES + HTTP_HEADER_MAX_BYTES + 64  # protocol/http.py: a head trickling in is refused past this (the line's method and version, the final CRLF)
 HTTP_ACCEPT_ENCODING_CACHE_ENTRIES = 256  # protocol/http.py: parsed Accept-Encoding values kept
 HTTP_HEALTH_BODY_CACHE_ENTRIES = 64  # protocol/app.py: health-check answers kept, one per region asked
 LINK_REPLY_MAX_BYTES = 256 * 1024 * 1024  # protocol/link.py: a reply frame from the engine larger than this means a corrupt link (BatchGetItem: 16 MB of items, up to ~6x as JSON)

@@ -37,12 +37,15 @@ DATA_PLANE_OPERATIONS = frozenset({
 #: characters long" (dynalite validations with `required`/`tableName`; live
 #: answers for RestoreTableFromBackup TargetTableName and the legacy global
 #: table APIs).
-#: Each entry: (member, name used in the length message, whether a missing
-#: member gets "The parameter '<member>' is required ...").
-TABLE_NAME_PRECHECKS: dict[str, list[tuple[str, str, bool]]] = {
+#: Each entry: (member, name used in the length message or None for no
+#: length check, whether a missing member gets "The parameter '<member>' is
+#: required ..."). UpdateTable's short name gets the constraint text today
+#: (live, ack-api-quirks DDB-TABLE-442: 'ab' -> "1 validation error detected:
+#: Value 'ab' at 'tableName' ... length greater than or equal to 3").
+TABLE_NAME_PRECHECKS: dict[str, list[tuple[str, str | None, bool]]] = {
     "CreateTable": [("TableName", "TableName", True)],
     "DeleteTable": [("TableName", "TableName", True)],
-    "UpdateTable": [("TableName", "TableName", True)],
+    "UpdateTable": [("TableName", None, True)],
     "DescribeTimeToLive": [("TableName", "TableName", True)],
     "UpdateTimeToLive": [("TableName", "TableName", True)],
     "DescribeGlobalTable": [("GlobalTableName", "TableName", True)],
@@ -85,6 +88,10 @@ NOT_REQUIRED: dict[str, list[str]] = {
     "TagResourceInput": ["ResourceArn"],
     "UntagResourceInput": ["ResourceArn"],
     "ListTagsOfResourceInput": ["ResourceArn"],
+    # live (ack-api-quirks DDB-TABLE-457): ReplicaUpdates [{Create: {}}] is the
+    # bare "One or more parameter values were invalid" (Update: {} is the
+    # constraint text)
+    "CreateReplicationGroupMemberAction": ["RegionName"],
 }
 
 #: Enum values in the order DynamoDB lists them in "Member must satisfy enum
@@ -152,7 +159,9 @@ VALIDATION_ORDER: dict[str, list[str]] = {
         "Keys", "AttributesToGet", "ConsistentRead", "ProjectionExpression",
         "ExpressionAttributeNames",
     ],
-    "AttributeDefinition": ["AttributeName", "AttributeType"],
+    # live 2026 (ack-api-quirks DDB-TABLE-457, CreateTable and UpdateTable):
+    # attributeType first; dynalite's older recording had attributeName first
+    "AttributeDefinition": ["AttributeType", "AttributeName"],
     "KeySchemaElement": ["AttributeName", "KeyType"],
     # live: an empty TimeToLiveSpecification lists attributeName, then enabled
     "TimeToLiveSpecification": ["AttributeName", "Enabled"],

@@ -29,6 +29,24 @@ ONLINE_INDEX_ACTIONS_PER_UPDATE = 1
 """DynamoDB creates or deletes one index per UpdateTable (LimitExceededException)."""
 
 
+def check_index_warm_throughput(request: Mapping[str, Any]) -> None:
+    """An index Update's WarmThroughput names at least one of its units: the
+    service checks it first of all, before the single-concern rules and the
+    table lookup (live, ack-api-quirks' DDB-TABLE-457)."""
+    for update in request.get("GlobalSecondaryIndexUpdates") or []:
+        action = update.get("Update") if isinstance(update, Mapping) else None
+        if not isinstance(action, Mapping):
+            continue
+        warm = action.get("WarmThroughput")
+        if isinstance(warm, Mapping) and warm.get("ReadUnitsPerSecond") is None and (
+            warm.get("WriteUnitsPerSecond") is None
+        ):
+            raise invalid_parameter(
+                "WarmThroughput must have at least one of ReadUnitsPerSecond or WriteUnitsPerSecond "
+                f"specified for index: {action.get('IndexName')}"
+            )
+
+
 def check_index_updates_shape(request: Mapping[str, Any]) -> None:
     """The request-only rules of GlobalSecondaryIndexUpdates (before the table is read)."""
     updates = request.get("GlobalSecondaryIndexUpdates")
@@ -109,9 +127,7 @@ def _created_index(
 def _existing_global_index(schema: TableSchema, name: Any, verb: str) -> IndexDefinition:
     index = schema.index(str(name))
     if index is None:
-        raise ResourceNotFoundException(
-            f"Requested resource not found: Table: {schema.name} Index: {name} not found"
-        )
+        raise ResourceNotFoundException(f"Requested resource not found: Index {name} for table {schema.name}")
     if not index.is_global:
         raise ValidationException(f"Cannot {verb} an index that is not a GlobalSecondaryIndex: {name}")
     return index
@@ -121,7 +137,15 @@ def _updated_index_throughput(
     schema: TableSchema, index: IndexDefinition, update: Mapping[str, Any], billing_mode: str, now: float
 ) -> IndexDefinition:
     throughput = update.get("ProvisionedThroughput")
-    on_demand = update.get("OnDemandThroughput")
+    on_demand = update.get("OnDemandThroughput") or None  # {} is no update (live)
+    warm = update.get("WarmThroughput")
+    if warm is not None:
+        _check_index_warm_rises(schema, index, warm)
+    if throughput is None and on_demand is None and warm is None and billing_mode == PAY_PER_REQUEST:
+        raise invalid_parameter(
+            f"The only Updates for index: {index.name} when TableThroughputMode is "
+            "PAY_PER_REQUEST can be to OnDemandThroughput, WarmThroughput"
+        )
     if throughput is None and on_demand is not None:
         read_max = on_demand.get("MaxReadRequestUnits", index.on_demand_max_read_units)
         write_max = on_demand.get("MaxWriteRequestUnits", index.on_demand_max_write_units)
@@ -160,6 +184,23 @@ def _updated_index_throughput(
         changes["last_decrease_time"] = now
         changes["decreases_today"] = index.decreases_today + 1
     return replace(index, **changes)
+
+
+def _check_index_warm_rises(schema: TableSchema, index: IndexDefinition, warm: Mapping[str, Any]) -> None:
+    """An index's WarmThroughput only ever rises (live: "... for index gsi1 is
+    lower than current WarmThroughput ..."); its current one is what
+    DescribeTable shows (engine/table_description.py)."""
+    current = {
+        "ReadUnitsPerSecond": max(index.read_capacity_units, schema.warm_read_units),
+        "WriteUnitsPerSecond": max(index.write_capacity_units, schema.warm_write_units),
+    }
+    for name, value in current.items():
+        requested = warm.get(name)
+        if requested is not None and int(requested) < value:
+            raise invalid_parameter(
+                f"Requested {name} for WarmThroughput for index {index.name} is lower than current "
+                "WarmThroughput, decreasing WarmThroughput is not supported"
+            )
 
 
 @dataclass(frozen=True)

@@ -92,3 +92,17 @@ def table_name_from_arn(arn: Any, region: str, account_id: str) -> str:
 
 def resource_arn_not_found(arn: Any) -> ResourceNotFoundException:
     return ResourceNotFoundException(f"Requested resource not found: ResourceArn: {arn} not found")
+
+
+def check_backup_arn(arn: Any) -> None:
+    """A BackupArn must have a backup ARN's form
+    (``arn:PARTITION:dynamodb:REGION:ACCOUNT:table/NAME/backup/ID``), else
+    "Invalid Backup ARN" (live, DescribeBackup / DeleteBackup /
+    RestoreTableFromBackup: ack-api-quirks' DDB-TABLE-457 and 442); one of
+    that form naming no backup is BackupNotFoundException."""
+    parts = arn.split(":", 5) if isinstance(arn, str) else []
+    if len(parts) < 6 or parts[0] != "arn" or parts[2] != "dynamodb" or not all(parts[1:5]):
+        raise ValidationException("Invalid Backup ARN")
+    segments = parts[5].split("/")
+    if len(segments) != 4 or segments[0] != "table" or segments[2] != "backup" or not segments[1] or not segments[3]:
+        raise ValidationException("Invalid Backup ARN")

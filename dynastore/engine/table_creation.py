@@ -31,6 +31,7 @@ from dynastore.engine.table_settings import (
     PAY_PER_REQUEST,
     PROVISIONED,
     check_capacity_limits,
+    check_sse_specification,
     check_table_class,
     check_throughput_bounds,
     on_demand_limits,
@@ -114,6 +115,7 @@ def check_create_secondary_features(request: Mapping[str, Any]) -> None:
                 "Table is being created with a stream enabled, UpdateViewType is required"
             )
     encryption = request.get("SSESpecification") or {}
+    check_sse_specification(encryption)
     # DynamoDB infers Enabled from SSEType: {SSEType: KMS} alone turns KMS on
     # (ack-api-quirks DDB-TABLE-044, live), so it is refused the same way.
     if encryption.get("Enabled") or (encryption.get("Enabled") is None and encryption.get("SSEType")):

@@ -28,6 +28,23 @@ ON_DEMAND_WARM_WRITE_UNITS = 4_000
 """The warm throughput every on-demand table starts with."""
 
 
+def check_sse_specification(encryption: Mapping[str, Any]) -> None:
+    """SSESpecification's own rules (CreateTable and UpdateTable; the
+    service's texts, ack-api-quirks' ValidationException catalogue): with
+    Enabled false neither SSEType nor KMSMasterKeyId; a KMSMasterKeyId needs
+    SSEType KMS; AES256 is not offered."""
+    sse_type = encryption.get("SSEType")
+    if encryption.get("Enabled") is False:
+        if sse_type is not None:
+            raise invalid_parameter("SSEType can not be specified if Enabled is false")
+        if encryption.get("KMSMasterKeyId") is not None:
+            raise invalid_parameter("KMSMasterKeyId can not be specified if Enabled is false")
+    if sse_type == "AES256":
+        raise invalid_parameter("SSEType AES256 is not supported")
+    if encryption.get("KMSMasterKeyId") is not None and sse_type != "KMS":
+        raise invalid_parameter("SSEType KMS is required if KMSMasterKeyId is specified")
+
+
 def unsupported(feature: str) -> ValidationException:
     """dynastore refuses, rather than ignores, what it cannot do yet."""
     return ValidationException(
@@ -63,6 +80,12 @@ def non_empty(value: Any) -> bool:
     return value is not None and value != [] and value != {}
 
 
+REFER_TO_THE_GUIDE = (
+    "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits."
+)
+"""How the service's quota texts end (ack-api-quirks' LimitExceededException catalogue, 2026)."""
+
+
 def check_capacity_limits(read: int, write: int, region: str, reserved: tuple[int, int]) -> None:
     """Per-table and per-account provisioned capacity quotas (LimitExceededException)."""
     for name, value, table_max in (
@@ -72,7 +95,7 @@ def check_capacity_limits(read: int, write: int, region: str, reserved: tuple[in
         if value > table_max:
             raise LimitExceededException(
                 f"The requested {name}, {value}, is above the per table maximum for the "
-                f"account in {region}. Per table maximum: {table_max}."
+                f"account in {region}. Per table maximum: {table_max}. {REFER_TO_THE_GUIDE}"
             )
     for name, value, in_use, account_max in (
         ("ReadCapacityUnits", read, reserved[0], limits.ACCOUNT_MAX_READ_CAPACITY_UNITS),

@@ -16,6 +16,7 @@ from dynastore.engine.table_settings import (
     ON_DEMAND_WARM_WRITE_UNITS,
     PAY_PER_REQUEST,
     PROVISIONED,
+    check_sse_specification,
     check_table_class,
     non_empty,
     unsupported,
@@ -129,8 +130,13 @@ def check_update_combination(request: Mapping[str, Any], changes: set[str]) -> N
 
 def check_update_unsupported(request: Mapping[str, Any], changes: set[str]) -> None:
     if "SSESpecification" in changes:
+        check_sse_specification(request["SSESpecification"] or {})
         raise unsupported("SSESpecification")
     if "ReplicaUpdates" in changes:
+        for update in request["ReplicaUpdates"] or []:
+            create = update.get("Create") if isinstance(update, Mapping) else None
+            if isinstance(create, Mapping) and create.get("RegionName") is None:
+                raise ValidationException("One or more parameter values were invalid")  # bare (live)
         raise unsupported("ReplicaUpdates")
     stream = request.get("StreamSpecification")
     if stream is None:
@@ -299,18 +305,20 @@ TABLE_CLASS_CHANGE_PERIOD_DAYS = 30
 
 
 def apply_table_class(schema: TableSchema, table_class: Any, now: float) -> TableSchema:
-    """A new table class; DynamoDB allows two changes in any 30 days. Re-sending
-    the current class is accepted and changes nothing."""
+    """A new table class; DynamoDB allows two changes in any 30 days.
+    Re-sending the current class changes nothing, and is refused too once the
+    two changes are spent (ack-api-quirks' LimitExceededException catalogue,
+    live 2026: "Subscriber limit exceeded: Updates to TableClass ...")."""
     table_class = check_table_class(table_class)
-    if table_class == schema.table_class:
-        return replace(schema, table_class_reported=True)
     window_start = now - TABLE_CLASS_CHANGE_PERIOD_DAYS * SECONDS_PER_DAY
     recent = tuple(moment for moment in schema.table_class_changes if moment > window_start)
     if len(recent) >= TABLE_CLASS_CHANGES_PER_PERIOD:
         raise LimitExceededException(
-            f"Updates to TableClass are limited to {TABLE_CLASS_CHANGES_PER_PERIOD} times in "
-            f"{TABLE_CLASS_CHANGE_PERIOD_DAYS} day(s)."
+            f"Subscriber limit exceeded: Updates to TableClass are limited to {TABLE_CLASS_CHANGES_PER_PERIOD} "
+            f"times in {TABLE_CLASS_CHANGE_PERIOD_DAYS} day(s)."
         )
+    if table_class == schema.table_class:
+        return replace(schema, table_class_reported=True)
     return replace(
         schema,
         table_class=table_class,

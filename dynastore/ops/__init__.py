@@ -12,6 +12,7 @@ service model (ops/shapes.py), then calls the handler.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from dynastore.errors import (
     ValidationException,
     table_not_found,
 )
+from dynastore.ops import describe_endpoints
 from dynastore.ops.shapes import validate_request
 from dynastore.storage.base import CatalogueChanged
 
@@ -127,8 +129,13 @@ def load_all() -> None:
         OPERATIONS[operation]
 
 
-def dispatch(database: Database, operation: str, request: dict[str, Any]) -> dict[str, Any] | bytes:
-    """Run one operation. Raises a DynamoDBError for anything DynamoDB refuses."""
+def dispatch(
+    database: Database, operation: str, request: dict[str, Any], region: str | None = None
+) -> dict[str, Any] | bytes:
+    """Run one operation. Raises a DynamoDBError for anything DynamoDB refuses.
+    ``region`` is the one the request was signed for, where that differs from
+    ``database.region`` (``--single-region`` keeps every region's tables in
+    us-east-1's namespace): DescribeEndpoints names it."""
     try:
         handler = OPERATIONS[operation]
     except KeyError:
@@ -140,7 +147,10 @@ def dispatch(database: Database, operation: str, request: dict[str, Any]) -> dic
         raise UnknownOperationException() from None
     validate_request(operation, request)
     database.faults.armed and database.faults.before(operation, request)  # docs/faults.md
-    if not database.storage.exclusive:  # other servers change the catalogue too
+    if operation == "DescribeEndpoints":  # needs no catalogue
+        if region is not None and region != database.region:
+            handler = functools.partial(describe_endpoints.handle, region=region)
+    elif not database.storage.exclusive:  # other servers change the catalogue too
         database.refresh_catalogue(check=operation in CATALOGUE_OPERATIONS)
         handler = _CURRENT.get(handler) or _CURRENT.setdefault(handler, _on_the_current_catalogue(handler))
     try:

@@ -733,6 +733,8 @@ def _name_prechecks(request: dict[str, Any], prechecks: list[dict[str, Any]]) ->
                     f"The parameter '{member}' is required but was not present in the request"
                 )
             continue
+        if precheck["label"] is None:  # presence only: the constraint report words the rest
+            continue
         if not TABLE_NAME_MIN_LENGTH <= java_length(name) <= TABLE_NAME_MAX_LENGTH:
             raise ValidationException(
                 f"{precheck['label']} must be at least {TABLE_NAME_MIN_LENGTH} characters long "

@@ -17,7 +17,9 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     schema = database.table(request.get("TableName", ""))  # a table ARN too (Database.table)
     index_name = request.get("IndexName")
     if index_name is not None and schema.index(index_name) is None:
-        raise ResourceNotFoundException(f"Requested resource not found: Index: {index_name} not found")
+        raise ResourceNotFoundException(
+            f"Requested resource not found: Index: {index_name} not found for table: {schema.name}"
+        )
     action = request.get("ContributorInsightsAction")
     if action not in ("ENABLE", "DISABLE"):
         raise ValidationException(

@@ -30,8 +30,13 @@ UPDATING_MEMBERS = frozenset({"ProvisionedThroughput", "BillingMode", "TableClas
 
 
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
+    global_index_updates.check_index_warm_throughput(request)
     table_settings.check_throughput_bounds(request)
     changes = table_updates.requested_changes(request)
+    if not changes and (request.get("WarmThroughput") is not None or request.get("OnDemandThroughput") is not None):
+        # Only an empty WarmThroughput / OnDemandThroughput: the service looks
+        # the table up first (a missing one is ResourceNotFoundException, live).
+        database.table(request.get("TableName", ""))
     table_updates.check_update_has_changes(request, changes)
     table_updates.check_update_combination(request, changes)
     table_updates.check_update_unsupported(request, changes)

@@ -136,34 +136,44 @@ def response_content_type(request_content_type: bytes | None) -> bytes | None:
 
 GZIP_MEMBER_START = b"\x1f\x8b\x08"
 """The first bytes of a gzip member (RFC 1952: ID1, ID2, CM=deflate)."""
+GZIP_WBITS = 16 + zlib.MAX_WBITS
+DEFLATE_WBITS = zlib.MAX_WBITS
+"""deflate as HTTP means it: the zlib format (RFC 1950), as DynamoDB reads it."""
 
 
 def decode_request_body(body: bytes, content_encoding: bytes) -> bytes:
-    """The request body its Content-Encoding describes. DynamoDB takes
-    gzip only (the SDKs' request compression): any other coding, deflate
-    and ``gzip, gzip`` included, is answered with a 500 InternalServerError
-    (ScyllaDB's test_garbage_content_encoding, run against the service).
-    An empty header means no coding."""
+    """The request body its Content-Encoding describes. DynamoDB takes gzip
+    (the SDKs' request compression) and deflate (ScyllaDB's
+    test_compressed_request.py and PR 27917, run against the service); an
+    empty header means no coding. A body that does not decode, and any other
+    coding (``br``, ``identity``, ``gzip, gzip``...), is a
+    SerializationException here, where DynamoDB answers 500
+    InternalServerError (docs/compatibility.md: no 5xx for bad input)."""
     coding = content_encoding.strip().lower()
     if coding == b"gzip":
-        return decompress_gzip(body)
+        return inflate(body, GZIP_WBITS, GZIP_MEMBER_START)
+    if coding == b"deflate":
+        return inflate(body, DEFLATE_WBITS, None)
     if not coding:
         return body
-    raise InternalServerError()
+    raise SerializationException()
 
 
-def decompress_gzip(body: bytes) -> bytes:
-    """Inflate a gzip request body, refusing to produce more than the request
-    limit (so a small bomb cannot make the server allocate without bound).
+def inflate(body: bytes, wbits: int, next_member_start: bytes | None) -> bytes:
+    """Inflate a compressed request body, refusing to produce more than the
+    request limit (so a small bomb cannot make the server allocate without
+    bound).
 
     As DynamoDB does (ScyllaDB's test_compressed_request.py, against the
-    service): several gzip members one after the other are one body, and
-    bytes after a member that do not begin another one are ignored."""
+    service): several gzip members one after the other are one body
+    (``next_member_start``; deflate has no such rule, and DynamoDB does not
+    join two zlib streams), and bytes after the last member that do not
+    begin another one are ignored."""
     pieces: list[bytes] = []
     inflated_bytes = 0
     data = body
     while True:
-        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        inflater = zlib.decompressobj(wbits=wbits)
         try:
             inflated = inflater.decompress(data, limits.REQUEST_BODY_MAX_BYTES + 1 - inflated_bytes)
         except zlib.error as error:
@@ -175,7 +185,7 @@ def decompress_gzip(body: bytes) -> bytes:
             raise SerializationException()
         pieces.append(inflated)
         data = inflater.unused_data
-        if not data.startswith(GZIP_MEMBER_START):
+        if next_member_start is None or not data.startswith(next_member_start):
             return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
@@ -281,14 +291,15 @@ class Application:
             "singleRegion": self.namespaces.single_region,
         }
 
-    def database_of(self, caller: Caller | None, authorization: bytes | None, query: bytes) -> Database:
+    def database_of(
+        self, caller: Caller | None, authorization: bytes | None, query: bytes, region: str | None = None
+    ) -> Database:
         """The namespace a request reaches: its key's account (the default
-        one without credentials) in the region of its credential scope."""
-        if caller is not None:
-            account, region = caller.key.account_id, caller.region
-        else:
-            account = DEFAULT_ACCOUNT_ID
-            region = credential_scope_region(authorization, query) or DEFAULT_REGION
+        one without credentials) in the region of its credential scope
+        (``region`` when the caller has worked it out: ``request_region``)."""
+        account = caller.key.account_id if caller is not None else DEFAULT_ACCOUNT_ID
+        if region is None:
+            region = request_region(caller, authorization, query)
         try:
             return self.namespaces.get(account, region)
         except ValueError as error:  # not a region name dynastore can keep tables under
@@ -362,21 +373,22 @@ class Application:
             if not target.startswith(_STREAMS_TARGET_PREFIX_BYTES):
                 raise UnknownOperationException()
             streams_operation = target[len(_STREAMS_TARGET_PREFIX_BYTES):].decode("latin-1")
-        database = self.authorize(url, headers, raw_body, operation, request)
+        database, region = self.authorize(url, headers, raw_body, operation, request)
         if type(request) is not dict:
             raise SerializationException()
         if streams_operation is not None:
             result = dispatch_streams(database, streams_operation, request)
         else:
             assert operation is not None
-            result = dispatch(database, operation, request)
+            result = dispatch(database, operation, request, region)
         return result if type(result) is bytes else orjson.dumps(result)
 
     def authorize(
         self, url: bytes, headers: dict[bytes, bytes], body: bytes, operation: str | None, request: Any
-    ) -> Database:
+    ) -> tuple[Database, str]:
         """Check the request's credentials (and with a verifier, its
-        signature and the key's rights); returns the namespace it reaches."""
+        signature and the key's rights); returns the namespace it reaches
+        and the region it was signed for."""
         authorization = headers.get(b"authorization")
         verifier = self.verifier
         if verifier is None:
@@ -385,19 +397,28 @@ class Application:
                 query = url.partition(b"?")[2]
                 has_date = b"x-amz-date" in headers or b"date" in headers
                 check_credentials_present(authorization, has_date, query)
-            return self.database_of(None, authorization, query)
+            region = request_region(None, authorization, query)
+            return self.database_of(None, authorization, query, region), region
         caller = verifier.verify(b"POST", url, headers, body)
-        database = self.database_of(caller, authorization, b"")
+        database = self.database_of(caller, authorization, b"", caller.region)
         if caller.key.readonly and operation is not None and operation not in READ_OPERATIONS and (
             not reads_only(operation, request)  # PartiQL SELECTs (ops.reads_only)
         ):
             raise access_denied(caller, operation, database, request)
-        return database
+        return database, caller.region
 
 
 ADMIN_CROSS_SITE: Reply = (
     403, APPLICATION_JSON, b'{"message":"cross-origin request refused"}', b""
 )
+
+
+def request_region(caller: Caller | None, authorization: bytes | None, query: bytes) -> str:
+    """The region a request was signed for: its verified caller's, else its
+    credential scope's (header or presigned query), else the default."""
+    if caller is not None:
+        return caller.region
+    return credential_scope_region(authorization, query) or DEFAULT_REGION
 
 
 def _cross_site(headers: dict[bytes, bytes]) -> bool:

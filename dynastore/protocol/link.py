@@ -43,7 +43,7 @@ ORDINALS = 1 << 32
 REPLY_FRAME_HEADER = struct.Struct("<IIHHII")
 """The frame's length, then REPLY_HEADER: packed in one step."""
 REPLY_HEADER_BYTES = REPLY_HEADER.size
-MAX_FRAME_BYTES = limits.REQUEST_BODY_MAX_BYTES + limits.HTTP_HEADER_MAX_BYTES + 65536
+MAX_FRAME_BYTES = limits.REQUEST_BODY_MAX_BYTES + limits.HTTP_REQUEST_HEAD_MAX_BYTES + 65536
 """No request frame is larger than a request at its bounds (body, headers,
 framing); a bigger length means the stream is corrupt."""
 REPLY_MAX_FRAME_BYTES = limits.LINK_REPLY_MAX_BYTES

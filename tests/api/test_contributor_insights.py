@@ -72,7 +72,7 @@ def test_unknown_table_and_index(client: Any, make_table: Any) -> None:
     table = make_table()
     with pytest.raises(ClientError) as excinfo:
         client.update_contributor_insights(TableName=table, IndexName="nope", ContributorInsightsAction="ENABLE")
-    assert error_of(excinfo) == ("ResourceNotFoundException", "Requested resource not found: Index: nope not found")
+    assert error_of(excinfo) == ("ResourceNotFoundException", f"Requested resource not found: Index: nope not found for table: {table}")
 
 
 def test_action_must_be_enable_or_disable(client: Any, make_table: Any) -> None:

@@ -255,7 +255,8 @@ def test_throughput_above_table_maximum(create: Any) -> None:
     assert code == "LimitExceededException"
     assert message == (
         "The requested ReadCapacityUnits, 40001, is above the per table maximum for the account "
-        "in us-east-1. Per table maximum: 40000."
+        "in us-east-1. Per table maximum: 40000. Refer to the Amazon DynamoDB Developer Guide for current "
+        "limits and how to request higher limits."
     )
     code, message = refused(
         create,

@@ -263,6 +263,17 @@ def test_pipelined_requests_are_answered_in_order(server: TlsServer) -> None:
         assert json.loads(replies[1][2]) == {"TableNames": []}
 
 
+def test_headers_over_16_kb_are_a_bad_request_over_tls(server: TlsServer) -> None:
+    """DynamoDB's 400 for a header block over 16 KB (test_http_edge.py) on
+    every TLS path; the replies to the requests before it come first."""
+    padded = raw_request("ListTables", b"{}").replace(b"Host: x\r\n", b"Host: x\r\nX-Padding: " + b"a" * 17000 + b"\r\n")
+    with server.connect() as sock:
+        sock.sendall(raw_request("ListTables", b"{}") + padded)
+        replies = read_replies(sock, 2)
+        assert [(status, body) for status, _, body in replies] == [(200, b'{"TableNames":[]}'), (400, b"Bad request")]
+        assert replies[1][1][b"connection"] == b"close"
+
+
 def test_large_bodies_cross_tls_both_ways(server: TlsServer) -> None:
     """Bodies of many TLS records each way: six pipelined Scans of a megabyte
     each, read only after a pause on a small receive buffer, so the server's

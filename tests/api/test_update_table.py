@@ -243,7 +243,8 @@ def test_throughput_above_table_maximum(client: Any, provisioned: Any) -> None:
     assert (code, message) == (
         "LimitExceededException",
         "The requested WriteCapacityUnits, 40001, is above the per table maximum for the account "
-        "in us-east-1. Per table maximum: 40000.",
+        "in us-east-1. Per table maximum: 40000. Refer to the Amazon DynamoDB Developer Guide for current "
+        "limits and how to request higher limits.",
     )
 
 
@@ -369,15 +370,18 @@ def test_table_class_change(client: Any, make_table: Any) -> None:
     summary = describe(client, name)["TableClassSummary"]
     assert summary["TableClass"] == "STANDARD_INFREQUENT_ACCESS"
     assert "LastUpdateDateTime" in summary
+    # Re-sending the current class is accepted while changes are left...
+    client.update_table(TableName=name, TableClass="STANDARD_INFREQUENT_ACCESS")
     client.update_table(TableName=name, TableClass="STANDARD")
     assert describe(client, name)["TableClassSummary"]["TableClass"] == "STANDARD"
-    # Re-sending the current class is accepted; a third change in 30 days is not.
-    client.update_table(TableName=name, TableClass="STANDARD")
-    code, message = refused(client, TableName=name, TableClass="STANDARD_INFREQUENT_ACCESS")
-    assert (code, message) == (
-        "LimitExceededException",
-        "Updates to TableClass are limited to 2 times in 30 day(s).",
-    )
+    # ...a third change in 30 days is not, nor, once they are spent, a re-send
+    # (ack-api-quirks' LimitExceededException catalogue, live 2026).
+    for table_class in ("STANDARD_INFREQUENT_ACCESS", "STANDARD"):
+        code, message = refused(client, TableName=name, TableClass=table_class)
+        assert (code, message) == (
+            "LimitExceededException",
+            "Subscriber limit exceeded: Updates to TableClass are limited to 2 times in 30 day(s).",
+        )
 
 
 @pytest.mark.parametrize(

@@ -347,8 +347,8 @@ VALIDATION_CASES: list[tuple[str, dict[str, Any], str]] = [
                    "Member must have value greater than or equal to 1"),
         constraint("[]", "keySchema", "Member must have length greater than or equal to 1"))),
     ("CreateTable", {"TableName": "abc", "AttributeDefinitions": [{}], "KeySchema": [{"KeyType": "HASH", "AttributeName": "a"}]},
-     detected(constraint(None, "attributeDefinitions.1.member.attributeName", NOT_NULL),
-              constraint(None, "attributeDefinitions.1.member.attributeType", NOT_NULL))),
+     detected(constraint(None, "attributeDefinitions.1.member.attributeType", NOT_NULL),
+              constraint(None, "attributeDefinitions.1.member.attributeName", NOT_NULL))),
     ("CreateTable", {"TableName": "abc", "AttributeDefinitions": [{"AttributeName": "b", "AttributeType": "SS"}],
                      "KeySchema": [{"KeyType": "HASH", "AttributeName": "a"}]},
      detected(constraint("SS", "attributeDefinitions.1.member.attributeType",
@@ -363,8 +363,10 @@ VALIDATION_CASES: list[tuple[str, dict[str, Any], str]] = [
     ("UpdateTable", {"TableName": "abc", "SSESpecification": {"KMSMasterKeyId": ""}},
      detected(constraint("", "sSESpecification.kMSMasterKeyId",
                          "Member must have length greater than or equal to 1"))),
+    # live 2026 (ack-api-quirks DDB-TABLE-442): UpdateTable's short name gets the constraint text
     ("UpdateTable", {"TableName": "ab"},
-     "TableName must be at least 3 characters long and at most 255 characters long"),
+     detected(constraint("ab", "tableName", "Member must have length greater than or equal to 3"))),
+    ("UpdateTable", {}, "The parameter 'TableName' is required but was not present in the request"),
     ("DeleteTable", {}, "The parameter 'TableName' is required but was not present in the request"),
     # dynalite describeTimeToLive tests
     ("DescribeTimeToLive", {}, "The parameter 'TableName' is required but was not present in the request"),
