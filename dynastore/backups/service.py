@@ -257,7 +257,7 @@ def _check_target(database: Database, target: str) -> None:
     if target in database.tables or (not database.storage.exclusive and database.refresh_catalogue(check=True)
                                       and target in database.tables):
         raise TableAlreadyExistsException(f"Table already exists: {target}")
-    if registry.restoring(database, target) is not None:  # it exists, CREATING (backups/visible.py)
+    if visible.creating_one(database, target) is not None:  # it exists, CREATING (backups/visible.py)
         raise TableAlreadyExistsException(f"Table already exists: {target}")
 
 
