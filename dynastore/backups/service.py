@@ -317,8 +317,7 @@ def restore_to_point_in_time(database: Database, request: dict[str, Any]) -> dic
     assert window is not None
     at = window[1] if latest or when is None else float(when)
     pitr.check_restorable(database, source, at)
-    return _start_restore(database, source, request, backup=None, restore_time=at,
-                          holder_at=None if latest else at)
+    return _start_restore(database, source, request, backup=None, restore_time=at, holder_at=at)
 
 
 # --- progress (the admin route and the CLI) ----------------------------------------------
