@@ -204,3 +204,15 @@ IMPORT_CSV_HEADERS_MAX = 255  # InputFormatOptions.Csv.HeaderList: at most this 
 IMPORT_LOGGED_ERRORS_MAX = 10_000  # errors in the data of one import written to the server log (then only counted)
 IMPORT_RECORDED_ERRORS_MAX = 20  # errors kept in the import's record (GET /_dynastore/backups/imports)
 LIST_IMPORTS_PAGE_SIZE_MAX = 25  # ListImports' PageSize: 1-25 (API reference); also its default
+
+# --- Point-in-time recovery (dynastore/backups/pitr.py, docs/backups.md) ----------
+PITR_RECOVERY_PERIOD_DEFAULT_DAYS = 35  # RecoveryPeriodInDays when not given (API reference)
+PITR_RECOVERY_PERIOD_MIN_DAYS = 1
+PITR_RECOVERY_PERIOD_MAX_DAYS = 35
+PITR_LATEST_RESTORABLE_LAG_SECONDS = 5 * 60
+"""LatestRestorableDateTime is this far behind the database clock's now
+(API reference, PointInTimeRecoveryDescription: "typically 5 minutes before
+the current time"), and RestoreTableToPointInTime takes no later time."""
+SYSTEM_BACKUP_RETENTION_SECONDS = 35 * 24 * 3600
+"""A SYSTEM backup (the one DeleteTable makes of a table with PITR on) is
+kept 35 days (its BackupExpiryDateTime), then deleted."""

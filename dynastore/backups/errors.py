@@ -47,8 +47,13 @@ def pitr_not_enabled(table_name: str) -> PointInTimeRecoveryUnavailableException
     )
 
 
+RESTORE_TIME_OUTSIDE_WINDOW_MESSAGE = (
+    "RestoreDateTime must be between EarliestRestorableDateTime and LatestRestorableDateTime"
+)
+"""The exception's documented description (API reference,
+InvalidRestoreTimeException); the service's exact text is unconfirmed
+(docs/compatibility.md)."""
+
+
 def restore_time_outside_window() -> InvalidRestoreTimeException:
-    return InvalidRestoreTimeException(
-        "Restore time is outside the restorable window: it must lie between "
-        "EarliestRestorableDateTime and LatestRestorableDateTime"
-    )
+    return InvalidRestoreTimeException(RESTORE_TIME_OUTSIDE_WINDOW_MESSAGE)

@@ -292,7 +292,9 @@ def import_table(database: Database, request: dict[str, Any]) -> dict[str, Any]:
                                     and name in database.tables):
         raise ResourceInUseException(f"Table already exists: {name}")
     in_progress = [record for record in all_imports(database) if record.status == IN_PROGRESS]
-    if any(record.table_name == name for record in in_progress):
+    from dynastore.backups.visible import creating_one  # a table being restored or imported exists
+
+    if creating_one(database, name) is not None:
         raise ResourceInUseException(f"Table already exists: {name}")
     if len(in_progress) >= limits.IMPORT_IN_PROGRESS_MAX:
         raise LimitExceededException(

@@ -84,6 +84,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from dynastore import limits
 from dynastore.backups.errors import (
     ContinuousBackupsUnavailableException,
     pitr_not_enabled,
@@ -102,10 +103,9 @@ CHANGE_LOG_EXTENSION = "change_log"
 ``{"storage_id", "kind", "started", "pitr": {"enabled_at", "period_days"} | None,
 "holds": {holder: at}}``."""
 
-# Candidates for dynastore/limits.py.
-RECOVERY_PERIOD_DEFAULT_DAYS = 35
-RECOVERY_PERIOD_MIN_DAYS = 1
-RECOVERY_PERIOD_MAX_DAYS = 35
+RECOVERY_PERIOD_DEFAULT_DAYS = limits.PITR_RECOVERY_PERIOD_DEFAULT_DAYS
+RECOVERY_PERIOD_MIN_DAYS = limits.PITR_RECOVERY_PERIOD_MIN_DAYS
+RECOVERY_PERIOD_MAX_DAYS = limits.PITR_RECOVERY_PERIOD_MAX_DAYS
 DAY_SECONDS = 86_400
 PAGE_ROWS = 1000
 """Items per ``read_page`` by default."""
@@ -186,13 +186,15 @@ def pitr_status(database: Database, schema: TableSchema) -> PitrStatus:
     now = database.now()
     period = int(settings["period_days"])
     earliest = max(float(settings["enabled_at"]), now - period * DAY_SECONDS)
-    return PitrStatus(True, period, earliest, max(earliest, now))
+    return PitrStatus(True, period, earliest, max(earliest, now - limits.PITR_LATEST_RESTORABLE_LAG_SECONDS))
 
 
 def restorable_window(database: Database, schema: TableSchema) -> tuple[float, float] | None:
     """(EarliestRestorableDateTime, LatestRestorableDateTime), epoch seconds
-    of the database clock; None while PITR is off. The latest is now:
-    every committed write is in the log at once (DynamoDB's lags ~5 minutes)."""
+    of the database clock; None while PITR is off. The latest is DynamoDB's:
+    PITR_LATEST_RESTORABLE_LAG_SECONDS (5 minutes) before now, though every
+    committed write is in the log at once (an export may read up to now:
+    ``readable_window``); never before the earliest."""
     status = pitr_status(database, schema)
     if not status.enabled:
         return None
@@ -200,8 +202,16 @@ def restorable_window(database: Database, schema: TableSchema) -> tuple[float, f
     return status.earliest, status.latest
 
 
+def readable_window(database: Database, schema: TableSchema) -> tuple[float, float] | None:
+    """(earliest, now): the times the log can read the table at while PITR
+    is on (ExportTableToPointInTime's bounds), None while it is off."""
+    window = restorable_window(database, schema)
+    return None if window is None else (window[0], max(window[0], database.now()))
+
+
 def check_restorable(database: Database, schema: TableSchema, at: float) -> None:
-    """Refuse, with DynamoDB's errors, a restore (or export) of ``schema`` at ``at``."""
+    """Refuse, with DynamoDB's errors, a restore of ``schema`` at ``at``
+    (outside [EarliestRestorableDateTime, LatestRestorableDateTime])."""
     window = restorable_window(database, schema)
     if window is None:
         raise pitr_not_enabled(schema.name)
@@ -242,7 +252,11 @@ def hold(database: Database, table_name: str, holder: str, at: float | None = No
     if at is None or at >= now:
         at = now
     else:
-        check_restorable(database, schema, at)
+        window = readable_window(database, schema)
+        if window is None:
+            raise pitr_not_enabled(schema.name)
+        if at < window[0]:
+            raise restore_time_outside_window()
     log = change_log(schema)
     holds = dict(log.get("holds", {})) if log is not None else {}
     holds[holder] = at

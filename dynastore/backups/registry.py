@@ -191,10 +191,3 @@ def restores(database: Database) -> Iterator[RestoreRecord]:
     for row in database.storage.query(restores_id(database), RESTORE_PK, SortKeyRange()):
         yield RestoreRecord.from_json(row.item)
 
-
-def restoring(database: Database, target: str) -> RestoreRecord | None:
-    """The restore in progress into table ``target``, if any."""
-    for record in restores(database):
-        if record.target == target and record.status == IN_PROGRESS:
-            return record
-    return None

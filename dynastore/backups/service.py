@@ -257,7 +257,7 @@ def _check_target(database: Database, target: str) -> None:
     if target in database.tables or (not database.storage.exclusive and database.refresh_catalogue(check=True)
                                       and target in database.tables):
         raise TableAlreadyExistsException(f"Table already exists: {target}")
-    if registry.restoring(database, target) is not None:  # it exists, CREATING (backups/visible.py)
+    if visible.creating_one(database, target) is not None:  # it exists, CREATING (backups/visible.py)
         raise TableAlreadyExistsException(f"Table already exists: {target}")
 
 
@@ -317,8 +317,7 @@ def restore_to_point_in_time(database: Database, request: dict[str, Any]) -> dic
     assert window is not None
     at = window[1] if latest or when is None else float(when)
     pitr.check_restorable(database, source, at)
-    return _start_restore(database, source, request, backup=None, restore_time=at,
-                          holder_at=None if latest else at)
+    return _start_restore(database, source, request, backup=None, restore_time=at, holder_at=at)
 
 
 # --- progress (the admin route and the CLI) ----------------------------------------------

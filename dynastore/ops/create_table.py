@@ -32,9 +32,9 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     # DynamoDB validates the whole request before it looks for the name.
     if name in database.tables:
         raise ResourceInUseException(f"Table already exists: {name}")
-    from dynastore.backups.visible import restoring  # a restore's target exists, CREATING
+    from dynastore.backups.visible import creating_one  # restored or imported: CREATING
 
-    if restoring(database, name) is not None:
+    if creating_one(database, name) is not None:
         raise ResourceInUseException(f"Table already exists: {name}")
     created = database.create_table(schema)
     created = enable_on_create(database, created, request)  # StreamSpecification (issue 5)

@@ -25,9 +25,9 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
         schema = database.table(request.get("TableName", ""))  # a table ARN too (Database.table)
     except ResourceNotFoundException:
         name = table_arns.table_name_from_identifier(request.get("TableName", ""))
-        from dynastore.backups.visible import restoring  # a restore's target: CREATING
+        from dynastore.backups.visible import creating_one  # restored or imported: CREATING
 
-        if isinstance(name, str) and restoring(database, name) is not None:
+        if isinstance(name, str) and creating_one(database, name) is not None:
             raise ResourceInUseException(
                 f"Attempt to change a resource which is still in use: Table is being created: {name}"
             ) from None

@@ -18,12 +18,12 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
         schema = database.table(request.get("TableName", ""))  # a table ARN too (Database.table)
     except ResourceNotFoundException:
         name = table_arns.table_name_from_identifier(request.get("TableName", ""))
-        from dynastore.backups.visible import describe_restoring  # a restore's target: CREATING
+        from dynastore.backups.visible import describe_creating  # restored/imported: CREATING
 
-        restoring = describe_restoring(database, name) if isinstance(name, str) else None
-        if restoring is None:
+        creating = describe_creating(database, name) if isinstance(name, str) else None
+        if creating is None:
             raise
-        return {"Table": restoring}
+        return {"Table": creating}
     resume_backfills(database, schema)
     database.propagate_index_changes()
     schema = database.table(schema.name)

@@ -18,9 +18,9 @@ if TYPE_CHECKING:
 def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     limit = int(request.get("Limit") or limits.LIST_TABLES_MAX_LIMIT)
     # Table names are ASCII, so str order is DynamoDB's byte order.
-    from dynastore.backups.visible import in_progress  # tables being restored exist (CREATING)
+    from dynastore.backups.visible import creating  # restored or imported: CREATING
 
-    names = sorted(set(database.tables) | set(in_progress(database)))
+    names = sorted(set(database.tables) | set(creating(database)))
     start = request.get("ExclusiveStartTableName")
     if start is not None:
         # The start name need not exist (a deleted table's name still works).

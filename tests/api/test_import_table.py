@@ -77,10 +77,18 @@ def imported(client: Any) -> Iterator[list[str]]:
     names: list[str] = []
     yield names
     for name in names:
-        try:
-            client.delete_table(TableName=name)
-        except client.exceptions.ResourceNotFoundException:
-            pass
+        deadline = time.monotonic() + WAIT_SECONDS
+        while True:
+            try:
+                client.delete_table(TableName=name)
+            except client.exceptions.ResourceNotFoundException:
+                pass
+            except client.exceptions.ResourceInUseException:  # still CREATING: its import runs
+                if time.monotonic() < deadline:
+                    time.sleep(0.2)
+                    continue
+                raise
+            break
 
 
 def creation(name: str, pk: tuple[str, str] = ("pk", "S"), sk: tuple[str, str] | None = None,
@@ -560,27 +568,77 @@ def test_missing_bucket_and_no_objects_fail(client: Any, bucket: Bucket, importe
     assert empty["FailureCode"] == "NoSuchKey"
 
 
-def test_the_table_is_invisible_until_complete(client: Any, transport: str, bucket: Bucket,
-                                              imported: list[str], unique_name: Callable[[str], str]) -> None:
-    """While an import runs, its table is not found (DynamoDB shows it
-    CREATING: docs/compatibility.md), a second import into it is refused, and
-    a table of its name created meanwhile makes the import FAILED."""
+def test_the_table_is_creating_until_complete(client: Any, transport: str, bucket: Bucket,
+                                            imported: list[str], unique_name: Callable[[str], str]) -> None:
+    """While an import runs, its table exists CREATING, as on DynamoDB
+    (dynastore/backups/visible.py): DescribeTable and ListTables show it,
+    CreateTable, another import, a restore and DeleteTable of its name are
+    refused, and reads and writes do not find it. COMPLETED: ACTIVE."""
     if transport == "embedded":
         pytest.skip("the embedded database runs an import to its end before ImportTable answers")
     bucket.put("big/d.json.gz", gzip.compress(json_lines(
         [{"pk": {"S": f"k{i:06d}"}, "v": {"S": "x" * 100}} for i in range(40_000)])))
     table = unique_name("imp")
-    arn = start_import(client, bucket, table, imported, prefix="big/", compression="GZIP")
+    gsi = {"IndexName": "by-v", "KeySchema": [{"AttributeName": "v", "KeyType": "HASH"}],
+           "Projection": {"ProjectionType": "KEYS_ONLY"}}
+    parameters = creation(table, ExtraDefinitions=[{"AttributeName": "v", "AttributeType": "S"}],
+                          GlobalSecondaryIndexes=[gsi])
+    arn = start_import(client, bucket, table, imported, prefix="big/", compression="GZIP",
+                       TableCreationParameters=parameters)
+    started = client.describe_import(ImportArn=arn)["ImportTableDescription"]
+    assert started["ImportStatus"] == "IN_PROGRESS", "the import ended before it could be looked at"
+    described = client.describe_table(TableName=table)["Table"]
+    assert (described["TableName"], described["TableStatus"], described["ItemCount"]) == (table, "CREATING", 0)
+    assert described["TableId"] == started["TableId"] and described["TableArn"] == started["TableArn"]
+    assert [index["IndexStatus"] for index in described["GlobalSecondaryIndexes"]] == ["CREATING"]
+    assert "RestoreSummary" not in described
+    assert table in client.list_tables(ExclusiveStartTableName=table[:-1], Limit=5)["TableNames"]
+    with pytest.raises(client.exceptions.ResourceInUseException) as raised:
+        client.create_table(**creation(table))
+    assert error_of(raised) == ("ResourceInUseException", f"Table already exists: {table}")
+    with pytest.raises(client.exceptions.ResourceInUseException) as raised:
+        start_import(client, bucket, table, imported, prefix="big/", compression="GZIP")
+    assert error_of(raised) == ("ResourceInUseException", f"Table already exists: {table}")
+    with pytest.raises(client.exceptions.ResourceInUseException) as raised:
+        client.delete_table(TableName=table)
+    assert error_of(raised) == ("ResourceInUseException",
+                                f"Attempt to change a resource which is still in use: Table is being created: {table}")
+    key = {"pk": {"S": "k000001"}}
+    for call in (lambda: client.put_item(TableName=table, Item={**key, "v": {"S": "early"}}),
+                 lambda: client.get_item(TableName=table, Key=key),
+                 lambda: client.scan(TableName=table)):
+        with pytest.raises(client.exceptions.ResourceNotFoundException) as raised:
+            call()
+        assert error_of(raised) == ("ResourceNotFoundException", "Requested resource not found")
+    if client.describe_import(ImportArn=arn)["ImportTableDescription"]["ImportStatus"] == "IN_PROGRESS":
+        source = unique_name("src")
+        client.create_table(**creation(source))
+        try:
+            backup = client.create_backup(TableName=source, BackupName="bak")["BackupDetails"]["BackupArn"]
+            with pytest.raises(client.exceptions.ClientError) as raised:
+                client.restore_table_from_backup(BackupArn=backup, TargetTableName=table)
+            assert error_of(raised) in (("TableAlreadyExistsException", f"Table already exists: {table}"),
+                                        ("BackupInUseException", f"Backup is being created: {backup}"))
+        finally:
+            client.delete_table(TableName=source)
+    described = wait_import(client, arn)
+    assert described["ImportStatus"] == "COMPLETED"
+    table_now = client.describe_table(TableName=table)["Table"]
+    assert (table_now["TableStatus"], table_now["ItemCount"]) == ("ACTIVE", 40_000)
+    assert table_now["TableId"] == started["TableId"]
+
+
+def test_a_failed_imports_table_is_gone(client: Any, bucket: Bucket, imported: list[str],
+                                        unique_name: Callable[[str], str]) -> None:
+    """FAILED: the CREATING table goes, and its name is free again."""
+    table = unique_name("imp")
+    arn = start_import(client, bucket, table, imported, prefix="nothing-here/")
+    assert wait_import(client, arn)["ImportStatus"] == "FAILED"
+    assert table not in client.list_tables(ExclusiveStartTableName=table[:-1], Limit=5)["TableNames"]
     with pytest.raises(client.exceptions.ResourceNotFoundException):
         client.describe_table(TableName=table)
-    assert table not in client.list_tables()["TableNames"]
-    with pytest.raises(client.exceptions.ResourceInUseException):
-        start_import(client, bucket, table, imported, prefix="big/", compression="GZIP")
     client.create_table(**creation(table))
-    described = wait_import(client, arn)
-    assert described["ImportStatus"] == "FAILED"
-    assert described["FailureCode"] == "ResourceInUseException"
-    assert client.scan(TableName=table, Select="COUNT")["Count"] == 0  # the table created meanwhile, untouched
+    assert client.describe_table(TableName=table)["Table"]["TableStatus"] in ("CREATING", "ACTIVE")
 
 
 # --- the AWS CLI ------------------------------------------------------------------------------------
@@ -653,8 +711,10 @@ def test_kill_9_during_an_import_leaves_no_table_and_resumes(transport: str, tmp
     try:
         client = make_client(url)
         described = client.describe_import(ImportArn=arn)["ImportTableDescription"]
-        if described["ImportStatus"] == "IN_PROGRESS":
-            assert "killed" not in client.list_tables()["TableNames"]  # never half visible
+        if described["ImportStatus"] == "IN_PROGRESS":  # CREATING, never half usable
+            assert client.describe_table(TableName="killed")["Table"]["TableStatus"] == "CREATING"
+            with pytest.raises(client.exceptions.ResourceNotFoundException):
+                client.scan(TableName="killed", Select="COUNT")
         described = wait_import(client, arn)
         assert described["ImportStatus"] == "COMPLETED"
         assert (described["ProcessedItemCount"], described["ImportedItemCount"]) == (count, count)
@@ -674,8 +734,9 @@ def test_kill_9_during_an_import_leaves_no_table_and_resumes(transport: str, tmp
 
 
 def test_kill_9_mid_import_shows_nothing_before_restart(transport: str, tmp_path: Path) -> None:
-    """Between the kill and the end, nobody sees the table: the store holds
-    it under a name of dynastore's own until the import completes."""
+    """Between the kill and the end, nobody can use the table: the store
+    holds it under a name of dynastore's own until the import completes, and
+    it shows CREATING."""
     http_only(transport)
     data_dir, buckets_dir = tmp_path / "data", tmp_path / "buckets"
     Bucket(buckets_dir, "kill").put("d/0.json.gz", gzip.compress(json_lines(
@@ -690,7 +751,7 @@ def test_kill_9_mid_import_shows_nothing_before_restart(transport: str, tmp_path
         while client.describe_import(ImportArn=arn)["ImportTableDescription"]["ProcessedItemCount"] < 2000:
             assert time.monotonic() < deadline
             time.sleep(0.02)
-        assert "half" not in client.list_tables()["TableNames"]
+        assert client.describe_table(TableName="half")["Table"]["TableStatus"] == "CREATING"
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
     finally:
@@ -700,7 +761,10 @@ def test_kill_9_mid_import_shows_nothing_before_restart(transport: str, tmp_path
     # The data directory as the kill left it, opened without running its jobs.
     database = dynastore.open(data_dir)
     try:
-        assert "half" not in database.client().list_tables()["TableNames"]
+        opened = database.client()
+        assert opened.describe_table(TableName="half")["Table"]["TableStatus"] == "CREATING"
+        with pytest.raises(opened.exceptions.ResourceNotFoundException):
+            opened.scan(TableName="half")
     finally:
         database.close()
 

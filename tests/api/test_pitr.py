@@ -1,7 +1,9 @@
 """Point-in-time recovery over boto3 (issue 19, section 2):
 Update/DescribeContinuousBackups and RestoreTableToPointInTime on every
 store, the window on the database clock (POST /_dynastore/clock), deletes and
-TTL expiries rolled back."""
+TTL expiries rolled back. LatestRestorableDateTime is 5 minutes behind the
+clock, as DynamoDB's (limits.PITR_LATEST_RESTORABLE_LAG_SECONDS): the tests
+move the clock on past it before they restore recent writes."""
 
 from __future__ import annotations
 
@@ -13,8 +15,11 @@ from typing import Any
 
 import pytest
 
+from dynastore import limits
 from tests.api.helpers import error_of
 from tests.api.test_backups import scan_all, wait_active
+
+LAG = limits.PITR_LATEST_RESTORABLE_LAG_SECONDS
 
 
 def clock(endpoint: str, advance: float | None = None, sweep: bool = False) -> float:
@@ -92,9 +97,12 @@ def test_enable_disable_and_period(client: Any, endpoint: str, make_table: Calla
     later = enable(client, name, RecoveryPeriodInDays=7)["PointInTimeRecoveryDescription"]
     assert later["RecoveryPeriodInDays"] == 7
     assert later["EarliestRestorableDateTime"] == earliest  # the window goes on
-    clock(endpoint, 120)
-    assert client.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"][
-        "PointInTimeRecoveryDescription"]["LatestRestorableDateTime"] >= earliest + timedelta(seconds=120)
+    assert later["LatestRestorableDateTime"] == earliest  # 5 minutes behind now, never before the earliest
+    now = clock(endpoint, LAG + 120)
+    latest = client.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"][
+        "PointInTimeRecoveryDescription"]["LatestRestorableDateTime"]
+    assert at(now - LAG) - timedelta(seconds=1) <= latest <= at(clock(endpoint) - LAG) + timedelta(seconds=1)
+    assert latest >= earliest + timedelta(seconds=119)
     for period in (0, 36):
         with pytest.raises(client.exceptions.ClientError) as excinfo:
             enable(client, name, RecoveryPeriodInDays=period)
@@ -130,6 +138,7 @@ def test_restore_to_any_second(client: Any, endpoint: str, make_table: Callable[
         client.update_item(TableName=name, Key={"pk": {"S": "a"}, "sk": {"S": "19"}},
                            UpdateExpression="SET v = :v", ExpressionAttributeValues={":v": {"N": str(step)}})
         clock(endpoint, 3)
+    clock(endpoint, LAG + 1)  # every moment restorable now
     for when, expected in moments[1::2]:
         target = unique_name("pitr")
         restored.append(target)
@@ -173,6 +182,7 @@ def test_restore_rolls_back_ttl_expiries(client: Any, endpoint: str, make_table:
     assert sorted(item["pk"]["S"] for item in scan_all(client, back)) == ["gone", "stays"]
     latest = unique_name("ttl")
     restored.append(latest)
+    clock(endpoint, LAG + 1)  # the sweep's deletes restorable now
     client.restore_table_to_point_in_time(SourceTableName=name, TargetTableName=latest,
                                           UseLatestRestorableTime=True)
     wait_active(client, latest)
@@ -197,11 +207,14 @@ def test_restore_errors(client: Any, endpoint: str, make_table: Callable[..., st
     enable(client, name)
     earliest = client.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"][
         "PointInTimeRecoveryDescription"]["EarliestRestorableDateTime"]
-    for when in (earliest - timedelta(seconds=10), at(clock(endpoint)) + timedelta(hours=1)):
+    clock(endpoint, 60)  # LatestRestorableDateTime is still the earliest: 5 minutes not gone by
+    for when in (earliest - timedelta(seconds=10), at(clock(endpoint)) + timedelta(hours=1),
+                 earliest + timedelta(seconds=30), at(clock(endpoint) - 1)):
         with pytest.raises(client.exceptions.InvalidRestoreTimeException) as excinfo:
             client.restore_table_to_point_in_time(SourceTableName=name, TargetTableName=target,
                                                   RestoreDateTime=when)
-        assert error_of(excinfo)[0] == "InvalidRestoreTimeException"
+        assert error_of(excinfo) == ("InvalidRestoreTimeException", "RestoreDateTime must be between "
+                                     "EarliestRestorableDateTime and LatestRestorableDateTime")
     with pytest.raises(client.exceptions.TableAlreadyExistsException) as excinfo:
         client.restore_table_to_point_in_time(SourceTableName=name, TargetTableName=other,
                                               UseLatestRestorableTime=True)
@@ -211,3 +224,39 @@ def test_restore_errors(client: Any, endpoint: str, make_table: Callable[..., st
     assert error_of(excinfo)[0] == "ValidationException"
     with pytest.raises(client.exceptions.ResourceNotFoundException):  # no refused restore left a table
         client.describe_table(TableName=target)
+
+
+@pytest.mark.one_server
+def test_latest_restorable_time_is_five_minutes_behind(client: Any, endpoint: str, make_table: Callable[..., str],
+                                                       restored: list[str], unique_name: Callable[[str], str]) -> None:
+    """DynamoDB: "LatestRestorableDateTime is typically 5 minutes before the
+    current time" (API reference); UseLatestRestorableTime restores to it,
+    and a RestoreDateTime after it is refused."""
+    name = make_table()
+    client.put_item(TableName=name, Item={"pk": {"S": "before"}, "sk": {"S": "1"}})
+    recovery = enable(client, name)["PointInTimeRecoveryDescription"]
+    assert recovery["LatestRestorableDateTime"] == recovery["EarliestRestorableDateTime"]
+    client.put_item(TableName=name, Item={"pk": {"S": "after"}, "sk": {"S": "1"}})
+    early = unique_name("early")
+    restored.append(early)
+    answer = client.restore_table_to_point_in_time(SourceTableName=name, TargetTableName=early,
+                                                   UseLatestRestorableTime=True)["TableDescription"]
+    assert answer["RestoreSummary"]["RestoreDateTime"] == recovery["EarliestRestorableDateTime"]
+    wait_active(client, early)
+    assert [item["pk"]["S"] for item in scan_all(client, early)] == ["before"]
+    written = clock(endpoint)
+    clock(endpoint, LAG - 30)
+    with pytest.raises(client.exceptions.InvalidRestoreTimeException):  # 4.5 minutes ago: not yet restorable
+        client.restore_table_to_point_in_time(SourceTableName=name, TargetTableName=unique_name("no"),
+                                              RestoreDateTime=at(written + 1))
+    now = clock(endpoint, 31)
+    latest = client.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"][
+        "PointInTimeRecoveryDescription"]["LatestRestorableDateTime"]
+    assert abs(latest.timestamp() - (now - LAG)) < 2
+    late = unique_name("late")
+    restored.append(late)
+    answer = client.restore_table_to_point_in_time(SourceTableName=name, TargetTableName=late,
+                                                   UseLatestRestorableTime=True)["TableDescription"]
+    assert answer["RestoreSummary"]["RestoreDateTime"] >= latest
+    wait_active(client, late)
+    assert sorted(item["pk"]["S"] for item in scan_all(client, late)) == ["after", "before"]
