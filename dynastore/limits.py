@@ -202,3 +202,16 @@ IMPORT_CSV_HEADERS_MAX = 255  # InputFormatOptions.Csv.HeaderList: at most this 
 IMPORT_LOGGED_ERRORS_MAX = 10_000  # errors in the data of one import written to the server log (then only counted)
 IMPORT_RECORDED_ERRORS_MAX = 20  # errors kept in the import's record (GET /_dynastore/backups/imports)
 LIST_IMPORTS_PAGE_SIZE_MAX = 25  # ListImports' PageSize: 1-25 (API reference); also its default
+
+# --- Memory of background jobs (docs/backups.md, "Memory") ------------------------
+SQLITE_BULK_MMAP_BYTES = 0
+"""How much of the SQLite file the background jobs' own connection maps
+(storage/sqlite.py, ``bulk_reads``): none, so a backup, export or restore
+reading a whole table reads it with pread into a page cache of its own
+(SQLITE_BULK_CACHE_KIB) and adds no mapped pages to the server's RSS. The
+serving connection keeps its mapping (MMAP_SIZE_BYTES there)."""
+SQLITE_BULK_MMAP_VARIABLE = "DYNASTORE_BULK_MMAP_BYTES"
+"""Environment override of SQLITE_BULK_MMAP_BYTES (bytes; 0: no mapping)."""
+SQLITE_BULK_CACHE_KIB = 2 * 1024
+"""The page cache of the background jobs' connection: a page of a job is
+~1 MB of items, and each is read once."""
