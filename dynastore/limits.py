@@ -216,3 +216,16 @@ the current time"), and RestoreTableToPointInTime takes no later time."""
 SYSTEM_BACKUP_RETENTION_SECONDS = 35 * 24 * 3600
 """A SYSTEM backup (the one DeleteTable makes of a table with PITR on) is
 kept 35 days (its BackupExpiryDateTime), then deleted."""
+
+# --- Memory of background jobs (docs/backups.md, "Memory") ------------------------
+SQLITE_BULK_MMAP_BYTES = 0
+"""How much of the SQLite file the background jobs' own connection maps
+(storage/sqlite.py, ``bulk_reads``): none, so a backup, export or restore
+reading a whole table reads it with pread into a page cache of its own
+(SQLITE_BULK_CACHE_KIB) and adds no mapped pages to the server's RSS. The
+serving connection keeps its mapping (MMAP_SIZE_BYTES there)."""
+SQLITE_BULK_MMAP_VARIABLE = "DYNASTORE_BULK_MMAP_BYTES"
+"""Environment override of SQLITE_BULK_MMAP_BYTES (bytes; 0: no mapping)."""
+SQLITE_BULK_CACHE_KIB = 2 * 1024
+"""The page cache of the background jobs' connection: a page of a job is
+~1 MB of items, and each is read once."""

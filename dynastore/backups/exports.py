@@ -369,7 +369,8 @@ def _page_lines(database: Database, schema: TableSchema, record: ExportRecord,
     position = pitr.position_from_json(record.position)
     if record.export_type == FULL_EXPORT:
         assert record.export_time is not None
-        page = pitr.read_page(database, schema, record.export_time, position, max_rows)
+        with database.storage.bulk_reads():
+            page = pitr.read_page(database, schema, record.export_time, position, max_rows)
         return ([export_formats.item_line(row.item, record.export_format) for row in page.rows],
                 sum(row.size for row in page.rows), page.position)
     assert record.from_time is not None and record.to_time is not None
@@ -378,7 +379,8 @@ def _page_lines(database: Database, schema: TableSchema, record: ExportRecord,
     # DynamoDB's period is [from, to); the log's pages are (since, until].
     since = max(record.from_time - MICROSECOND, started)
     until = record.to_time - MICROSECOND
-    changes = pitr.read_changes_page(database, schema, since, until, position, max_rows)
+    with database.storage.bulk_reads():
+        changes = pitr.read_changes_page(database, schema, since, until, position, max_rows)
     lines = []
     size = 0
     view_type = record.view_type or NEW_AND_OLD_IMAGES

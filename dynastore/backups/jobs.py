@@ -86,7 +86,9 @@ def backup_step(database: Database, record: BackupRecord, max_rows: int = JOB_PA
                        record.arn, record.table_name)
         _forget_backup(database, record)
         return None
-    page = pitr.read_page(database, source, record.created, pitr.position_from_json(record.position), max_rows)
+    with storage.bulk_reads():  # the job's own connection on SQLite: no mapped pages in RSS
+        page = pitr.read_page(database, source, record.created, pitr.position_from_json(record.position),
+                              max_rows)
     record = replace(record, position=pitr.position_to_json(page.position),
                      item_count=record.item_count + len(page.rows),
                      size_bytes=record.size_bytes + sum(row.size for row in page.rows))
@@ -120,8 +122,9 @@ def _source_rows(database: Database, record: RestoreRecord, max_rows: int) -> tu
     position = pitr.position_from_json(record.position)
     if record.backup_items_storage_id is not None:
         try:
-            rows = list(islice(database.storage.scan(
-                record.backup_items_storage_id, 0, HASH_SPACE, exclusive_start=position), max_rows))
+            with database.storage.bulk_reads():
+                rows = list(islice(database.storage.scan(
+                    record.backup_items_storage_id, 0, HASH_SPACE, exclusive_start=position), max_rows))
         except KeyError:
             return f"the backup {record.source_backup_arn} was deleted"
         more = len(rows) == max_rows
@@ -129,7 +132,8 @@ def _source_rows(database: Database, record: RestoreRecord, max_rows: int) -> tu
     source = database.tables.get(record.source_table_name)
     if source is None or source.table_uuid != record.source_table_id or record.holder not in pitr.holders(source):
         return f"the source table {record.source_table_name} was deleted during the restore"
-    page = pitr.read_page(database, source, record.restore_time, position, max_rows)
+    with database.storage.bulk_reads():
+        page = pitr.read_page(database, source, record.restore_time, position, max_rows)
     return page.rows, page.position
 
 

@@ -278,6 +278,15 @@ class Storage(ABC):
         of one chunk needs no snapshot of its own."""
         return nullcontext()
 
+    def bulk_reads(self) -> AbstractContextManager[None]:
+        """Query and Scan inside are a background job's reads of a whole
+        table, a page at a time (a backup, an export, a restore): a store may
+        serve them apart from the requests' reads (SQLite: a connection that
+        maps none of the file, so they do not fill the process's RSS). They
+        may not see the writes of a transaction still open on this store;
+        the jobs read committed views only. Everything else is unchanged."""
+        return nullcontext()
+
     def pause(self, seconds: float) -> None:
         """Wait ``seconds`` before a retry (a shared store lets the server's
         other requests run meanwhile)."""

@@ -37,6 +37,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
 
+from dynastore import limits
 from dynastore.storage.base import HASH_SPACE, Row, SortKeyRange, Storage, TableRecord
 from dynastore.storage.errors import DataDirectoryLocked, StorageError, UnsupportedSchemaVersion
 from dynastore.storage.ranges import (
@@ -172,6 +173,9 @@ class SQLiteStorage(Storage):
         self._depth = 0
         self._changes_at_begin = 0
         """total_changes when the outermost transaction began (did it write?)."""
+        self._bulk_connection: sqlite3.Connection | None = None
+        """The background jobs' own connection (``bulk_reads``), opened on first use."""
+        self._bulk_depth = 0
         self._statistics_cache: dict[int, tuple[int, int]] = {}
         """(count, size) per table, valid until the table's next write: computing
         them reads every item, and DescribeTable asks often."""
@@ -193,6 +197,9 @@ class SQLiteStorage(Storage):
         except BaseException:
             self._release_lock()
             raise
+        self._range_reads = self._connection
+        """Where ``query`` and ``scan`` read: the serving connection, or inside
+        ``bulk_reads`` the background jobs' own."""
         try:
             self._configure(file_backed=directory is not None)
             if directory is not None and checkpoint_delay_seconds is not None:
@@ -304,11 +311,13 @@ class SQLiteStorage(Storage):
         if is_empty_range(lower, upper):
             return iter(())
         return self._query_chunks(
-            table_id, pk, partition_hash(pk), lower, upper, forward, first_chunk_rows(expected_rows)
+            self._range_reads, table_id, pk, partition_hash(pk), lower, upper, forward,
+            first_chunk_rows(expected_rows),
         )
 
+    @staticmethod
     def _query_chunks(
-        self,
+        connection: sqlite3.Connection,
         table_id: int,
         pk: bytes,
         pk_hash: int,
@@ -325,7 +334,7 @@ class SQLiteStorage(Storage):
             if upper is not None:
                 parameters.append(upper[0])
             parameters.append(chunk_rows)
-            rows = self._connection.execute(sql, parameters).fetchall()
+            rows = connection.execute(sql, parameters).fetchall()
             for found in rows:
                 yield Row._make(found)
             if len(rows) < chunk_rows:
@@ -348,10 +357,11 @@ class SQLiteStorage(Storage):
         hash_high = min(hash_high, HASH_SPACE)
         if hash_low >= hash_high:
             return iter(())
-        return self._scan_chunks(table_id, hash_low, hash_high, exclusive_start)
+        return self._scan_chunks(self._range_reads, table_id, hash_low, hash_high, exclusive_start)
 
+    @staticmethod
     def _scan_chunks(
-        self,
+        connection: sqlite3.Connection,
         table_id: int,
         hash_low: int,
         hash_high: int,
@@ -364,10 +374,10 @@ class SQLiteStorage(Storage):
         while True:
             if start is None:
                 parameters: tuple[object, ...] = (table_id, hash_low, hash_high, chunk_rows)
-                rows = self._connection.execute(_SCAN_FIRST, parameters).fetchall()
+                rows = connection.execute(_SCAN_FIRST, parameters).fetchall()
             else:
                 parameters = (table_id, *start, hash_high, chunk_rows)
-                rows = self._connection.execute(_SCAN_AFTER, parameters).fetchall()
+                rows = connection.execute(_SCAN_AFTER, parameters).fetchall()
             for found in rows:
                 yield Row._make(found)
             if len(rows) < chunk_rows:
@@ -378,14 +388,54 @@ class SQLiteStorage(Storage):
 
     def table_statistics(self, table_id: int) -> tuple[int, int]:
         """Reads every item of the table (about 10 us per item, as the size
-        column lives in the rows, not the index); cached until the next write."""
+        column lives in the rows, not the index); cached until the next write.
+        Outside a transaction it reads the committed state through the
+        background jobs' connection (``bulk_reads``)."""
         cached = self._statistics_cache.get(table_id)
         if cached is not None:
             return cached
-        count, total_size = self._connection.execute(_STATISTICS, (table_id,)).fetchone()
+        connection = self._connection
+        if self.directory is not None and not connection.in_transaction:
+            # Every item read once: the background jobs' connection, so the
+            # serving one's mapping (and the process's RSS) does not take the table in.
+            connection = self._bulk()
+        count, total_size = connection.execute(_STATISTICS, (table_id,)).fetchone()
         statistics = (int(count), int(total_size))
         self._statistics_cache[table_id] = statistics
         return statistics
+
+    def bulk_reads(self) -> AbstractContextManager[None]:
+        """Inside, Query and Scan read through a connection of the background
+        jobs' own (opened on first use), in one read transaction: it maps no
+        part of the file (limits.SQLITE_BULK_MMAP_BYTES) and keeps a small
+        page cache (limits.SQLITE_BULK_CACHE_KIB), so a job that reads a whole
+        table (a backup, an export, a restore) neither fills the process's
+        RSS with the file's pages nor evicts the serving connection's. It sees
+        the committed state: not the writes of a transaction open on the
+        serving connection (a request group, ADR 0002). A private in-memory
+        store has no second connection: its reads stay where they are."""
+        return _BulkReads(self)
+
+    def _bulk(self) -> sqlite3.Connection:
+        """The background jobs' connection, opened on first use (a data directory only)."""
+        if self._bulk_connection is None:
+            self._bulk_connection = self._open_bulk_connection()
+        return self._bulk_connection
+
+    def _open_bulk_connection(self) -> sqlite3.Connection:
+        assert self.directory is not None
+        connection = sqlite3.connect(
+            self.directory / DATABASE_FILE_NAME, isolation_level=None, check_same_thread=False
+        )
+        try:
+            connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            connection.execute(f"PRAGMA cache_size = -{limits.SQLITE_BULK_CACHE_KIB}")
+            connection.execute(f"PRAGMA mmap_size = {bulk_mmap_bytes()}")
+            connection.execute("PRAGMA query_only = 1")
+        except BaseException:
+            connection.close()
+            raise
+        return connection
 
     # --- atomicity and lifecycle -------------------------------------------------
     def write_count(self) -> int:
@@ -418,10 +468,61 @@ class SQLiteStorage(Storage):
         if self._checkpointer is not None:
             self._checkpointer.stop()
             self._checkpointer = None
+        if self._bulk_connection is not None:
+            self._bulk_connection.close()
+            self._bulk_connection = None
         connection = getattr(self, "_connection", None)
         if connection is not None:
             connection.close()
         self._release_lock()
+
+
+def bulk_mmap_bytes() -> int:
+    """limits.SQLITE_BULK_MMAP_BYTES, or ``$DYNASTORE_BULK_MMAP_BYTES``."""
+    value = os.environ.get(limits.SQLITE_BULK_MMAP_VARIABLE)
+    try:
+        return max(0, int(value)) if value else limits.SQLITE_BULK_MMAP_BYTES
+    except ValueError:
+        logger.warning("%s=%r is not a whole number of bytes; using %d",
+                       limits.SQLITE_BULK_MMAP_VARIABLE, value, limits.SQLITE_BULK_MMAP_BYTES)
+        return limits.SQLITE_BULK_MMAP_BYTES
+
+
+class _BulkReads:
+    """One ``with storage.bulk_reads():`` block (nested ones join the outermost)."""
+
+    __slots__ = ("_storage",)
+
+    def __init__(self, storage: SQLiteStorage) -> None:
+        self._storage = storage
+
+    def __enter__(self) -> None:
+        storage = self._storage
+        storage._bulk_depth += 1
+        if storage._bulk_depth > 1 or storage.directory is None:
+            return
+        try:
+            connection = storage._bulk()
+            connection.execute("BEGIN")
+        except BaseException:
+            storage._bulk_depth -= 1
+            raise
+        storage._range_reads = connection
+
+    def __exit__(
+        self,
+        exception_type: type[BaseException] | None,
+        exception: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        storage = self._storage
+        storage._bulk_depth -= 1
+        if storage._bulk_depth > 0 or storage._range_reads is storage._connection:
+            return
+        storage._range_reads = storage._connection
+        connection = storage._bulk_connection
+        if connection is not None and connection.in_transaction:
+            connection.execute("COMMIT")  # a read transaction: nothing to write
 
 
 class _TransactionBlock:
