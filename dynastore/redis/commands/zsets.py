@@ -1,0 +1,1 @@
+"""zsets commands."""
