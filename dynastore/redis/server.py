@@ -85,6 +85,8 @@ class Client:
         self.closing = False
         self.authenticated = False
         self.in_exec = False
+        self.current: tuple[Command, list[bytes]] = (COMMANDS["ping"], [b"PING"])
+        """The command running (what a blocking command parks)."""
         """Running EXEC's commands: a blocking command answers at once."""
 
     @property
@@ -127,6 +129,9 @@ class RedisServer:
         self.waiting: dict[tuple[int, bytes], deque[Client]] = {}
         """Blocked clients per (db, key), in the order they blocked."""
         self.ready: list[tuple[int, bytes]] = []
+        self._serving = False
+        self.deferring = False
+        """EXEC runs: blocked clients are served after it, not between its commands."""
         self.watching: dict[tuple[int, bytes], set[Client]] = {}
         self.channels: dict[bytes, set[Client]] = {}
         self.patterns: dict[bytes, set[Client]] = {}
@@ -269,6 +274,7 @@ class RedisServer:
         if started is None:
             started = time.perf_counter()
         failed = 0
+        client.current = (command, argv)
         try:
             reply = command.handler(self, client, argv)
         except Error as error:
@@ -318,8 +324,12 @@ class RedisServer:
         return error
 
     # --- blocking ------------------------------------------------------------------------------
-    def block(self, client: Client, command: Command, argv: list[bytes], keys: list[bytes], timeout: float) -> Any:
-        """Park the client until one of ``keys`` is ready or ``timeout`` (0: never)."""
+    def block(self, client: Client, keys: list[bytes], timeout: float) -> Any:
+        """Park the client until one of ``keys`` is ready or ``timeout`` seconds
+        pass (0: never); a client retried while blocked stays parked as it was."""
+        if client.blocked is not None:
+            return BLOCKED
+        command, argv = client.current
         blocked = Blocked(argv, command, keys, client.db)
         client.blocked = blocked
         for key in keys:
@@ -356,28 +366,41 @@ class RedisServer:
             client.connection.resume()
 
     def _serve_ready(self) -> None:
-        """Retry the commands of clients blocked on keys that changed, oldest first."""
-        while self.ready:
-            ready, self.ready = self.ready, []
-            for db, key in ready:
-                queue = self.waiting.get((db, key))
-                while queue:
-                    client = queue[0]
-                    blocked = client.blocked
-                    if blocked is None:
-                        queue.popleft()
-                        continue
-                    saved_db = client.db
-                    client.db = blocked.db
-                    self.unblock(client)
-                    reply = self.run(client, blocked.command, blocked.argv)
-                    client.db = saved_db
-                    if reply is BLOCKED:  # still nothing for it (another kind of change)
-                        break
-                    if client.connection is not None:
-                        self.send(client, resp.encode_one(reply, client.protocol))
-                        asyncio.get_running_loop().call_soon(client.connection.resume)
-                    queue = self.waiting.get((db, key))
+        """Retry the commands of clients blocked on keys that changed, oldest
+        first (after the command, or the whole EXEC, that changed them). A key
+        deleted, or now of another type, leaves them blocked, as in Redis 7.0."""
+        if self._serving or self.deferring:
+            return
+        self._serving = True
+        try:
+            while self.ready:
+                ready, self.ready = self.ready, []
+                for db, key in ready:
+                    self._serve_key(db, key)
+        finally:
+            self._serving = False
+
+    def _serve_key(self, db: int, key: bytes) -> None:
+        queue = self.waiting.get((db, key))
+        while queue:
+            client = queue[0]
+            blocked = client.blocked
+            if blocked is None:
+                queue.popleft()
+                continue
+            saved_db = client.db
+            client.db = blocked.db
+            try:
+                reply = self.run(client, blocked.command, blocked.argv)
+            finally:
+                client.db = saved_db
+            if reply is BLOCKED or (type(reply) is Error and reply.message.startswith("WRONGTYPE")):
+                return  # the oldest still waits: nobody behind it goes first
+            self.unblock(client)
+            if client.connection is not None:
+                self.send(client, resp.encode_one(reply, client.protocol))
+                asyncio.get_running_loop().call_soon(client.connection.resume)
+            queue = self.waiting.get((db, key))
 
     # --- sending ---------------------------------------------------------------------------------
     def send(self, client: Client, data: bytes) -> None:

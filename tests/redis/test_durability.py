@@ -90,3 +90,44 @@ def test_kill_9_loses_no_acknowledged_write(data_dir: Path) -> None:
             assert int(r.get(f"last:{index}") or 0) >= acknowledged[index] - 1
     finally:
         server.stop()
+
+
+def test_collections_survive_a_restart_row_by_row(data_dir: Path) -> None:
+    server = start_dynastore("--data-dir", str(data_dir))
+    try:
+        r = server.client()
+        r.hset("h", mapping={"a": "1", "b": "2", "c": "3"})
+        r.hdel("h", "b")
+        r.hincrby("h", "a", 10)
+        r.rpush("l", "b", "c", "d")
+        r.lpush("l", "a")
+        r.lpop("l")
+        r.rpush("l", "e")
+        r.linsert("l", "BEFORE", "d", "c2")
+        r.lrem("l", 1, "c")
+        r.lset("l", 0, "B")
+        r.ltrim("l", 0, 3)
+        r.sadd("s", "x", "y", "z")
+        r.srem("s", "y")
+        r.zadd("z", {"a": 1, "b": 2, "c": 3})
+        r.zincrby("z", 10, "a")
+        r.zrem("z", "b")
+        r.expire("h", 500)
+        r.sunionstore("s2", ["s"])
+        r.zunionstore("z2", ["z"])
+        r.rename("z2", "z3")
+        expected = (r.hgetall("h"), r.lrange("l", 0, -1), r.smembers("s"), r.zrange("z", 0, -1, withscores=True),
+                    r.smembers("s2"), r.zrange("z3", 0, -1, withscores=True))
+    finally:
+        server.stop()
+    server = start_dynastore("--data-dir", str(data_dir))
+    try:
+        r = server.client()
+        assert (r.hgetall("h"), r.lrange("l", 0, -1), r.smembers("s"), r.zrange("z", 0, -1, withscores=True),
+                r.smembers("s2"), r.zrange("z3", 0, -1, withscores=True)) == expected
+        assert expected[1] == [b"B", b"c2", b"d", b"e"]
+        assert r.zrange("z", 0, -1, withscores=True) == [(b"c", 3.0), (b"a", 11.0)]
+        assert 490 < r.ttl("h") <= 500
+        assert r.type("z2") == b"none"
+    finally:
+        server.stop()

@@ -20,34 +20,13 @@ if TYPE_CHECKING:
 
 
 def default_config() -> dict[str, str]:
-    """Redis 7.0's parameters and defaults that clients and harnesses read;
-    CONFIG SET remembers each, the encoding thresholds decide OBJECT ENCODING."""
-    return {
-        "bind": "127.0.0.1", "port": "6379", "databases": "16", "maxclients": "10000",
-        "timeout": "0", "tcp-keepalive": "300", "requirepass": "", "appendonly": "no",
-        "appendfsync": "everysec", "save": "", "dir": os.getcwd(), "dbfilename": "dump.rdb",
-        "maxmemory": "0", "maxmemory-policy": "noeviction", "maxmemory-samples": "5",
-        "hz": "10", "loglevel": "notice", "logfile": "", "notify-keyspace-events": "",
-        "hash-max-listpack-entries": "128", "hash-max-listpack-value": "64",
-        "hash-max-ziplist-entries": "128", "hash-max-ziplist-value": "64",
-        "list-max-listpack-size": "-2", "list-max-ziplist-size": "-2", "list-compress-depth": "0",
-        "set-max-intset-entries": "512", "set-max-listpack-entries": "128",
-        "set-max-listpack-value": "64",
-        "zset-max-listpack-entries": "128", "zset-max-listpack-value": "64",
-        "zset-max-ziplist-entries": "128", "zset-max-ziplist-value": "64",
-        "stream-node-max-bytes": "4096", "stream-node-max-entries": "100",
-        "lua-time-limit": "5000", "busy-reply-threshold": "5000", "slowlog-log-slower-than": "10000",
-        "slowlog-max-len": "128", "latency-monitor-threshold": "0", "lazyfree-lazy-eviction": "no",
-        "lazyfree-lazy-expire": "no", "lazyfree-lazy-server-del": "no", "lazyfree-lazy-user-del": "no",
-        "lazyfree-lazy-user-flush": "no", "protected-mode": "yes", "proto-max-bulk-len": "536870912",
-        "client-query-buffer-limit": "1073741824", "activerehashing": "yes",
-        "active-expire-effort": "1", "io-threads": "1", "enable-debug-command": "no",
-        "client-output-buffer-limit": "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
-        "replica-read-only": "yes", "repl-diskless-sync": "yes", "cluster-enabled": "no",
-        "daemonize": "no", "supervised": "no", "pidfile": "", "unixsocket": "",
-        "tcp-backlog": "511", "always-show-logo": "no", "set-proc-title": "yes",
-        "maxmemory-clients": "0", "tracking-table-max-keys": "1000000", "acllog-max-len": "128",
-    }
+    """Redis 7.0's parameters and defaults (redis/config_defaults.py); CONFIG
+    SET remembers each, the encoding thresholds decide OBJECT ENCODING."""
+    from dynastore.redis.config_defaults import DEFAULTS
+
+    config = dict(DEFAULTS)
+    config["dir"] = os.getcwd()
+    return config
 
 
 ALIASES = {
@@ -101,7 +80,7 @@ def config_set(server: RedisServer, client: Client, argv: list[bytes]) -> Any:
 
 _NUMERIC = {
     "hash-max-listpack-entries", "hash-max-listpack-value", "list-max-listpack-size",
-    "set-max-intset-entries", "set-max-listpack-entries", "set-max-listpack-value",
+    "set-max-intset-entries",
     "zset-max-listpack-entries", "zset-max-listpack-value", "maxclients", "timeout", "hz",
     "maxmemory-samples", "databases", "slowlog-max-len", "hash-max-ziplist-entries",
     "hash-max-ziplist-value", "list-max-ziplist-size", "zset-max-ziplist-entries",
@@ -146,25 +125,20 @@ def encoding_of(server: RedisServer, entry: Entry) -> str:
             len(name) <= int(config["hash-max-listpack-value"])
             and len(item) <= int(config["hash-max-listpack-value"]) for name, item in value.items())
         return "listpack" if small else "hashtable"
-    if entry.kind == LIST:
-        size = int(config["list-max-listpack-size"])
-        if size < 0:
-            limit_bytes = {-1: 4096, -2: 8192, -3: 16384, -4: 32768, -5: 65536}.get(size, 8192)
-            small = sum(len(item) + 11 for item in value) + 7 <= limit_bytes
-        else:
-            small = len(value) <= size
-        return "listpack" if small else "quicklist"
-    if entry.kind == SET:
-        if len(value) <= int(config["set-max-intset-entries"]) and all(_is_int(member) for member in value):
-            return "intset"
-        small = len(value) <= int(config["set-max-listpack-entries"]) and all(
-            len(member) <= int(config["set-max-listpack-value"]) for member in value)
-        return "listpack" if small else "hashtable"
+    if entry.kind == LIST:  # Redis 7.0: always a quicklist (listpack lists came in 7.2)
+        return "quicklist"
+    if entry.kind == SET:  # Redis 7.0: intset or hashtable (listpack sets came in 7.2)
+        return "intset" if is_intset(server, value) else "hashtable"
     if entry.kind == ZSET:
         small = len(value) <= int(config["zset-max-listpack-entries"]) and all(
             len(member) <= int(config["zset-max-listpack-value"]) for member in value.scores)
         return "listpack" if small else "skiplist"
     return "stream"
+
+
+def is_intset(server: RedisServer, members: set[bytes]) -> bool:
+    return len(members) <= int(server.config["set-max-intset-entries"]) and all(
+        _is_int(member) for member in members)
 
 
 def _is_int(value: bytes) -> bool:

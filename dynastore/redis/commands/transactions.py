@@ -53,12 +53,14 @@ def exec_(server: RedisServer, client: Client, argv: list[bytes]) -> Any:
         return resp.NULL_ARRAY
     replies = []
     client.in_exec = True
+    deferring, server.deferring = server.deferring, True
     try:
         for command_entry, arguments in queued:
             reply = server.run(client, command_entry, arguments)
             replies.append(reply)
     finally:
         client.in_exec = False
+        server.deferring = deferring
     return replies
 
 
