@@ -207,7 +207,7 @@ LIST_IMPORTS_PAGE_SIZE_MAX = 25  # ListImports' PageSize: 1-25 (API reference); 
 REDIS_BULK_MAX_BYTES = 512 * 1024 * 1024
 """Redis's proto-max-bulk-len: a longer bulk string closes the connection."""
 REDIS_MULTIBULK_MAX_ITEMS = 1024 * 1024
-"""Arguments in one command (Redis's limit for unauthenticated... and every client here)."""
+"""Arguments in one command (Redis refuses a longer multibulk as a protocol error)."""
 REDIS_INLINE_MAX_BYTES = 64 * 1024
 """An inline command, or a count line, longer than this closes the connection."""
 REDIS_PARSER_COMPACT_BYTES = 64 * 1024
@@ -229,3 +229,5 @@ REDIS_PUBSUB_QUEUE_BYTES = 32 << 20
 """A subscriber this far behind is disconnected (client-output-buffer-limit pubsub)."""
 REDIS_HOT_KEYS_TRACKED = 10_000
 """Keys whose operations are counted for the hot-key view (the cold half is dropped past it)."""
+REDIS_COMMAND_SPELLINGS_CACHED = 4096
+"""Distinct spellings of command names (GET, get...) the dispatcher remembers."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import heapq
 import struct
+import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -39,9 +40,9 @@ if TYPE_CHECKING:
     from dynastore.database import Database
 
 STORAGE_NAME = "_dynastore/redis"
-"""The storage table of every Redis key (a name no DynamoDB table can have)."""
-ELEMENT = b"\x01"
-"""Element rows' sort keys start with this byte; the head row's is empty."""
+"""The storage table of every Redis key's head row (a name no DynamoDB table can have)."""
+ELEMENTS_NAME = "_dynastore/redis/elements"
+"""The storage table of the element rows of hashes, sets, sorted sets and lists."""
 
 STRING, HASH, LIST, SET, ZSET, STREAM = "string", "hash", "list", "set", "zset", "stream"
 _TYPE_LETTERS = {STRING: b"s", HASH: b"h", LIST: b"l", SET: b"S", ZSET: b"z", STREAM: b"x"}
@@ -50,6 +51,13 @@ _EXPIRY = struct.Struct(">Q")
 _SCORE = struct.Struct(">d")
 _POSITION = struct.Struct(">Q")
 _POSITION_BIAS = 1 << 63
+_BUCKET = struct.Struct(">Q")
+BUCKET_BITS = 10
+"""A list's element rows are partitions of 2^10 consecutive positions; a
+hash's, set's or sorted set's are spread over 2^10 partitions by the CRC32
+of the member: no partition of the store grows past about a thousand rows,
+however large the value (the in-memory store's sorted arrays stay cheap to
+insert into)."""
 LIST_START = 0
 """The position a new list's first element gets (pushes go either way from it)."""
 
@@ -120,13 +128,20 @@ def head_item(entry: Entry) -> bytes:
     if entry.kind == STRING:
         value: bytes = entry.value
         return letter + expiry + value
-    if entry.kind == LIST:
-        return letter + expiry + _POSITION.pack(entry.head + _POSITION_BIAS)
     return letter + expiry
 
 
-def position_key(position: int) -> bytes:
-    return ELEMENT + _POSITION.pack(position + _POSITION_BIAS)
+def position_bytes(position: int) -> bytes:
+    """A list element's sort key: its position, biased to sort as unsigned."""
+    return _POSITION.pack(position + _POSITION_BIAS)
+
+
+def member_bucket(member: bytes) -> bytes:
+    return _BUCKET.pack(zlib.crc32(member) >> (32 - BUCKET_BITS))
+
+
+def position_bucket(position: int) -> bytes:
+    return _BUCKET.pack((position + _POSITION_BIAS) >> BUCKET_BITS)
 
 
 def score_bytes(score: float) -> bytes:
@@ -134,57 +149,68 @@ def score_bytes(score: float) -> bytes:
 
 
 class Keyspace:
-    """The 16 databases' keys, and the rows the current command changed.
+    """The 16 databases' keys, and the rows the current commands changed.
 
     Commands change ``Entry`` values in place and say which rows follow with
-    ``changed_head`` / ``changed_element`` / ``deleted_key``; ``flush`` then
-    writes them all as one write (one commit) through the write path."""
+    ``changed_head`` / ``changed_element`` / ``changed_position`` /
+    ``deleted_key``; ``flush`` then writes them all as one write (one
+    commit) through the write path."""
 
     def __init__(self, database: Database, databases: int) -> None:
         self.database = database
         self.dbs: list[dict[bytes, Entry]] = [{} for _ in range(databases)]
         self.expiring: list[set[bytes]] = [set() for _ in range(databases)]
-        """Keys with a TTL, per database (what the active sweep samples)."""
+        """Keys with a TTL, per database (INFO's expires=)."""
         self.deadlines: list[tuple[int, int, bytes]] = []
         """A heap of (expire_ms, db, key) for the active sweep; an entry whose
         key's expiry changed since is stale and skipped."""
         self.on_change: Callable[[int, bytes], None] = _ignore
         """Told of every changed key (WATCH, blocked clients: redis/server.py)."""
-        self.table_id = 0
-        self._pending: dict[tuple[bytes, bytes], bytes | None] = {}
+        self.heads_id = 0
+        self.elements_id = 0
+        self._pending: dict[tuple[int, bytes, bytes], bytes | None] = {}
         self.writes = 0
         """Keyspace changes since start (INFO's rdb_changes_since_last_save)."""
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._pending)
 
     # --- loading ----------------------------------------------------------------
     def open(self) -> None:
         storage = self.database.storage
-        for record in storage.load_tables():
-            if record.name == STORAGE_NAME:
-                self.table_id = record.table_id
-                break
-        else:
-            self.table_id = storage.create_table(STORAGE_NAME, b"{}")
-        entry: Entry | None = None
-        current = b""
-        for row in storage.scan(self.table_id, 0, HASH_SPACE):
-            if row.sk == b"":
-                entry = _decode_head(row.item)
-                current = row.pk
-                db = row.pk[0]
-                if db < len(self.dbs):
-                    self.dbs[db][row.pk[1:]] = entry
-                    if entry.expire_ms is not None:
-                        self.expiring[db].add(row.pk[1:])
-                        self.deadlines.append((entry.expire_ms, db, row.pk[1:]))
+        ids = {record.name: record.table_id for record in storage.load_tables()}
+        self.heads_id = ids.get(STORAGE_NAME) or storage.create_table(STORAGE_NAME, b"{}")
+        self.elements_id = ids.get(ELEMENTS_NAME) or storage.create_table(ELEMENTS_NAME, b"{}")
+        for row in storage.scan(self.heads_id, 0, HASH_SPACE):
+            db, key = row.pk[0], row.pk[1:]
+            if db >= len(self.dbs):
                 continue
-            if entry is None or row.pk != current:
-                continue  # an element whose head is gone (never written so)
-            _load_element(entry, row.sk[1:], row.item)
+            entry = _decode_head(row.item)
+            self.dbs[db][key] = entry
+            if entry.expire_ms is not None:
+                self.expiring[db].add(key)
+                self.deadlines.append((entry.expire_ms, db, key))
         heapq.heapify(self.deadlines)
+        positions: dict[tuple[int, bytes], list[tuple[bytes, bytes]]] = {}
+        for row in storage.scan(self.elements_id, 0, HASH_SPACE):
+            db, key = row.pk[0], row.pk[1:-8]
+            found = self.dbs[db].get(key) if db < len(self.dbs) else None
+            if found is None:
+                continue  # an element whose key is gone (never written so)
+            if found.kind == LIST:
+                positions.setdefault((db, key), []).append((row.sk, row.item))
+            else:
+                _load_element(found, row.sk, row.item)
+        for (db, key), elements in positions.items():
+            elements.sort()
+            entry = self.dbs[db][key]
+            entry.head = _POSITION.unpack(elements[0][0])[0] - _POSITION_BIAS
+            entry.value = deque(item for _, item in elements)
 
     # --- recording changes ---------------------------------------------------------
     def changed_head(self, db: int, key: bytes, entry: Entry) -> None:
-        self._pending[(bytes((db,)) + key, b"")] = head_item(entry)
+        self._pending[(self.heads_id, bytes((db,)) + key, b"")] = head_item(entry)
         if entry.expire_ms is None:
             self.expiring[db].discard(key)
         else:
@@ -194,26 +220,34 @@ class Keyspace:
                 self._rebuild_deadlines()
         self.on_change(db, key)
 
-    def changed_element(self, db: int, key: bytes, element: bytes, item: bytes | None) -> None:
-        """``element`` is the element's sort key without ELEMENT; ``item`` None deletes it."""
-        self._pending[(bytes((db,)) + key, ELEMENT + element)] = item
+    def changed_element(self, db: int, key: bytes, member: bytes, item: bytes | None) -> None:
+        """A hash field's, set member's or sorted-set member's row; ``item`` None deletes it."""
+        self._pending[(self.elements_id, bytes((db,)) + key + member_bucket(member), member)] = item
+        self.on_change(db, key)
+
+    def changed_position(self, db: int, key: bytes, position: int, item: bytes | None) -> None:
+        """A list element's row at ``position``; ``item`` None deletes it."""
+        pk = bytes((db,)) + key + position_bucket(position)
+        self._pending[(self.elements_id, pk, position_bytes(position))] = item
         self.on_change(db, key)
 
     def wrote_key(self, db: int, key: bytes, entry: Entry) -> None:
         """The key was made anew (RENAME, COPY, a STORE command): every row."""
         self.changed_head(db, key, entry)
         pending = self._pending
-        pk = bytes((db,)) + key
-        for sort_key, item in element_rows(entry):
-            pending[(pk, sort_key)] = item
+        prefix = bytes((db,)) + key
+        elements_id = self.elements_id
+        for bucket, sort_key, item in element_rows(entry):
+            pending[(elements_id, prefix + bucket, sort_key)] = item
 
     def deleted_key(self, db: int, key: bytes, entry: Entry) -> None:
         """The key is gone: its head row and every element row."""
-        pk = bytes((db,)) + key
+        prefix = bytes((db,)) + key
         pending = self._pending
-        pending[(pk, b"")] = None
-        for sort_key in element_keys(entry):
-            pending[(pk, sort_key)] = None
+        pending[(self.heads_id, prefix, b"")] = None
+        elements_id = self.elements_id
+        for bucket, sort_key, _ in element_rows(entry):
+            pending[(elements_id, prefix + bucket, sort_key)] = None
         self.expiring[db].discard(key)
         self.on_change(db, key)
 
@@ -230,20 +264,18 @@ class Keyspace:
         self.deadlines = live
 
     def flush(self) -> None:
-        """Write the rows the command changed as one write (one commit)."""
+        """Write the rows changed since the last flush as one write (one commit)."""
         pending = self._pending
         if not pending:
             return
         self._pending = {}
         self.writes += 1
-        table_id = self.table_id
         targets = []
         decisions: list[Any] = []
-        for (pk, sk), item in pending.items():
-            targets.append(write_path.Target(table_id, pk, sk, None, reads_old=False))
-            decisions.append(
-                write_path.DELETE if item is None else Row(partition_hash(pk), pk, sk, item, len(item))
-            )
+        Target, DELETE = write_path.Target, write_path.DELETE
+        for (table_id, pk, sk), item in pending.items():
+            targets.append(Target(table_id, pk, sk, None, reads_old=False))
+            decisions.append(DELETE if item is None else Row(partition_hash(pk), pk, sk, item, len(item)))
         write_path.write(self.database, targets, lambda rows, conflicted: decisions,
                          conflicts=write_path.RETRY_ALL)
 
@@ -255,45 +287,29 @@ def _ignore(db: int, key: bytes) -> None:
     return None
 
 
-def element_keys(entry: Entry) -> Iterator[bytes]:
-    """The sort keys of every element row of ``entry``."""
-    kind = entry.kind
-    if kind == HASH or kind == SET:
-        for member in entry.value:
-            yield ELEMENT + member
-    elif kind == ZSET:
-        for member in entry.value.scores:
-            yield ELEMENT + member
-    elif kind == LIST:
-        for offset in range(len(entry.value)):
-            yield position_key(entry.head + offset)
-
-
-def element_rows(entry: Entry) -> Iterator[tuple[bytes, bytes]]:
-    """(sort key, item) of every element row of ``entry``."""
+def element_rows(entry: Entry) -> Iterator[tuple[bytes, bytes, bytes]]:
+    """(partition bucket, sort key, item) of every element row of ``entry``."""
     kind = entry.kind
     if kind == HASH:
         for field_name, value in entry.value.items():
-            yield ELEMENT + field_name, value
+            yield member_bucket(field_name), field_name, value
     elif kind == SET:
         for member in entry.value:
-            yield ELEMENT + member, b""
+            yield member_bucket(member), member, b""
     elif kind == ZSET:
         for member, score in entry.value.scores.items():
-            yield ELEMENT + member, _SCORE.pack(score)
+            yield member_bucket(member), member, _SCORE.pack(score)
     elif kind == LIST:
         for offset, element in enumerate(entry.value):
-            yield position_key(entry.head + offset), element
+            position = entry.head + offset
+            yield position_bucket(position), position_bytes(position), element
 
 
 def _decode_head(item: bytes) -> Entry:
     kind = _LETTER_TYPES[item[0]]
     expire_ms = _EXPIRY.unpack_from(item, 1)[0] or None
-    payload = item[9:]
     if kind == STRING:
-        return Entry(kind, payload, expire_ms)
-    if kind == LIST:
-        return Entry(kind, deque(), expire_ms, _POSITION.unpack(payload)[0] - _POSITION_BIAS)
+        return Entry(kind, item[9:], expire_ms)
     return Entry(kind, new_value(kind), expire_ms)
 
 
@@ -305,5 +321,3 @@ def _load_element(entry: Entry, element: bytes, item: bytes) -> None:
         entry.value.add(element)
     elif kind == ZSET:
         entry.value.add(element, _SCORE.unpack(item)[0])
-    elif kind == LIST:
-        entry.value.append(item)  # rows come in position order

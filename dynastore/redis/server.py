@@ -117,6 +117,8 @@ class RedisServer:
         self.keyspace = Keyspace(database, limits.REDIS_DATABASES)
         self.keyspace.open()
         self.keyspace.on_change = self._key_changed
+        if group is not None:  # rows written once a turn, just before the group's COMMIT
+            group.before_commit.append(self._flush_before_commit)
         self.stats = Stats()
         self.clients: dict[int, Client] = {}
         self._next_client_id = 1
@@ -129,6 +131,8 @@ class RedisServer:
         self.waiting: dict[tuple[int, bytes], deque[Client]] = {}
         """Blocked clients per (db, key), in the order they blocked."""
         self.ready: list[tuple[int, bytes]] = []
+        self._names: dict[bytes, tuple[str, Command]] = {}
+        """Command names as clients spell them (GET, get, Get) -> the command."""
         self._serving = False
         self.deferring = False
         """EXEC runs: blocked clients are served after it, not between its commands."""
@@ -242,10 +246,16 @@ class RedisServer:
     def execute(self, client: Client, argv: list[bytes]) -> Any:
         """One command's reply (an Error for a refusal); its writes are flushed."""
         started = time.perf_counter()
-        name = argv[0].lower().decode(errors="replace")
-        command = COMMANDS.get(name)
-        if command is None:
-            return self._unknown(client, argv)
+        known = self._names.get(argv[0])
+        if known is None:
+            name = argv[0].lower().decode(errors="replace")
+            command = COMMANDS.get(name)
+            if command is None:
+                return self._unknown(client, argv)
+            if len(self._names) < limits.REDIS_COMMAND_SPELLINGS_CACHED:
+                self._names[argv[0]] = (name, command)
+        else:
+            name, command = known
         arity = command.arity
         count = len(argv)
         if (count != arity) if arity > 0 else (count < -arity):
@@ -282,7 +292,6 @@ class RedisServer:
             failed = 1
         except Exception:
             logger.exception("redis command %s failed", command.name)
-            self.keyspace.discard_pending()
             reply = Error("ERR internal error")
             failed = 1
         self.finish_command()
@@ -304,10 +313,28 @@ class RedisServer:
         return reply
 
     def finish_command(self) -> None:
-        """Flush the command's rows, then serve blocked clients whose keys got ready."""
-        self.keyspace.flush()
+        """Flush the command's rows (inside an open group: once, before its
+        COMMIT), then serve blocked clients whose keys got ready."""
+        group = self.group
+        if group is None or not group.is_open:
+            self.keyspace.flush()
         if self.ready:
             self._serve_ready()
+
+    def _flush_before_commit(self) -> None:
+        try:
+            self.keyspace.flush()
+        except Exception:  # the COMMIT fails next and the server stops (group_commit.py)
+            logger.exception("the Redis keyspace could not write its rows")
+            self.keyspace.discard_pending()
+
+    def hold(self, connection: RedisConnection, data: bytes, keep_alive: bool = True) -> None:
+        """Send ``data`` once what it depends on is durable (group commit)."""
+        group = self.group
+        if group is not None:
+            group.hold(connection, data, keep_alive, wrote=self.keyspace.pending)  # type: ignore[arg-type]
+        else:
+            connection.send(data, keep_alive)
 
     def _unknown(self, client: Client, argv: list[bytes]) -> Error:
         args = ""
@@ -407,12 +434,8 @@ class RedisServer:
         """Send outside the client's own command batch (a wake-up, a pub/sub message),
         behind whatever the group holds."""
         connection = client.connection
-        if connection is None:
-            return
-        if self.group is not None:
-            self.group.hold(connection, data, True)  # type: ignore[arg-type]
-        else:
-            connection.send(data, True)
+        if connection is not None:
+            self.hold(connection, data)
 
 
 def _timeout_reply(command: Command) -> Any:
@@ -493,16 +516,9 @@ class RedisConnection(asyncio.Protocol):
             resp.encode(reply, client.protocol if client.protocol != protocol else protocol, out)
             protocol = client.protocol
         if out:
-            data = b"".join(out)
-            if group is not None:
-                group.hold(self, data, True)  # type: ignore[arg-type]
-            else:
-                self.send(data, True)
+            server.hold(self, b"".join(out))
         if client.closing:
-            if group is not None:
-                group.hold(self, b"", False)  # type: ignore[arg-type]
-            else:
-                self.close()
+            server.hold(self, b"", False)
 
     def resume(self) -> None:
         """The client was unblocked: run what arrived meanwhile."""

@@ -26,15 +26,11 @@ from dynastore.redis.commands.common import (
     to_float,
     to_int,
 )
-from dynastore.redis.keyspace import LIST, Entry, position_key
+from dynastore.redis.keyspace import LIST, Entry
 from dynastore.redis.resp import Error
 
 if TYPE_CHECKING:
     from dynastore.redis.server import Client, RedisServer
-
-def _row(entry: Entry, offset: int) -> bytes:
-    return position_key(entry.head + offset)[1:]
-
 
 def list_for_write(server: RedisServer, client: Client, key: bytes) -> Entry:
     entry = lookup(server, client, key, LIST)
@@ -51,11 +47,10 @@ def push(server: RedisServer, client: Client, key: bytes, entry: Entry, value: b
     if left:
         entry.head -= 1
         values.appendleft(value)
-        keyspace.changed_element(client.db, key, _row(entry, 0), value)
-        keyspace.changed_head(client.db, key, entry)
+        keyspace.changed_position(client.db, key, entry.head, value)
     else:
         values.append(value)
-        keyspace.changed_element(client.db, key, _row(entry, len(values) - 1), value)
+        keyspace.changed_position(client.db, key, entry.head + len(values) - 1, value)
 
 
 def pop(server: RedisServer, client: Client, key: bytes, entry: Entry, left: bool) -> bytes:
@@ -63,13 +58,11 @@ def pop(server: RedisServer, client: Client, key: bytes, entry: Entry, left: boo
     keyspace = server.keyspace
     values: deque[bytes] = entry.value
     if left:
-        keyspace.changed_element(client.db, key, _row(entry, 0), None)
+        keyspace.changed_position(client.db, key, entry.head, None)
         value = values.popleft()
         entry.head += 1
-        if values:
-            keyspace.changed_head(client.db, key, entry)
     else:
-        keyspace.changed_element(client.db, key, _row(entry, len(values) - 1), None)
+        keyspace.changed_position(client.db, key, entry.head + len(values) - 1, None)
         value = values.pop()
     if not values:
         delete_key(server, client.db, key)
@@ -187,7 +180,7 @@ def lset(server: RedisServer, client: Client, argv: list[bytes]) -> Any:
     if index < 0 or index >= len(entry.value):
         raise Error(INDEX_OUT_OF_RANGE)
     entry.value[index] = argv[3]
-    server.keyspace.changed_element(client.db, argv[1], _row(entry, index), argv[3])
+    server.keyspace.changed_position(client.db, argv[1], entry.head + index, argv[3])
     return resp.OK
 
 
@@ -199,9 +192,9 @@ def rewrite_from(server: RedisServer, client: Client, key: bytes, entry: Entry, 
         delete_key(server, client.db, key)
         return
     for offset in range(start, len(values)):
-        keyspace.changed_element(client.db, key, _row(entry, offset), values[offset])
+        keyspace.changed_position(client.db, key, entry.head + offset, values[offset])
     for offset in range(len(values), old_length):
-        keyspace.changed_element(client.db, key, _row(entry, offset), None)
+        keyspace.changed_position(client.db, key, entry.head + offset, None)
 
 
 @command("linsert", 5, "write", 1, 1, 1)
@@ -264,16 +257,14 @@ def ltrim(server: RedisServer, client: Client, argv: list[bytes]) -> Any:
         return resp.OK
     keyspace = server.keyspace
     for offset in range(bounds[1], len(values)):
-        keyspace.changed_element(client.db, argv[1], _row(entry, offset), None)
+        keyspace.changed_position(client.db, argv[1], entry.head + offset, None)
     for offset in range(bounds[0]):
-        keyspace.changed_element(client.db, argv[1], _row(entry, offset), None)
+        keyspace.changed_position(client.db, argv[1], entry.head + offset, None)
     for _ in range(len(values) - bounds[1]):
         values.pop()
     for _ in range(bounds[0]):
         values.popleft()
-    if bounds[0]:
-        entry.head += bounds[0]
-        keyspace.changed_head(client.db, argv[1], entry)
+    entry.head += bounds[0]
     return resp.OK
 
 
