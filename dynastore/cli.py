@@ -138,6 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="write exports to and read imports from the buckets of this S3-compatible endpoint "
         "(boto3's S3 client, credentials from the AWS environment) instead of folders",
     )
+    serve.add_argument(
+        "--redis-port", type=int, default=None, metavar="PORT",
+        help="also speak Redis's protocol (RESP2/RESP3) on this port, over the same store "
+        "(also $DYNASTORE_REDIS_PORT; off by default; docs/redis.md)",
+    )
     console = commands.add_parser(
         "console", help="serve the web console for any DynamoDB-compatible endpoint"
     )
@@ -201,6 +206,10 @@ def serve(arguments: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"dynastore: {error}", file=sys.stderr)
         return 1
+    if shared and redis_port_from(arguments) is not None:
+        print("dynastore: --redis-port does not work with --postgres yet: the Redis keyspace "
+              "lives in one server's memory beside the store (docs/redis.md)", file=sys.stderr)
+        return 1
     front: FrontProcess | None = None
     if not arguments.single_process and front_process_supported():
         engine_connections = engine_connections_from_environment(shared)
@@ -251,7 +260,7 @@ def serve(arguments: argparse.Namespace) -> int:
         run_event_loop(
             serve_until_signalled(
                 database, arguments.host, arguments.port, where, front, shared, tls,
-                verifier=security.verifier,
+                verifier=security.verifier, redis_port=redis_port_from(arguments),
             )
         )
     except CannotListen as error:
@@ -265,6 +274,22 @@ def serve(arguments: argparse.Namespace) -> int:
         database.close()
     logger.info("stopped")
     return 0
+
+
+REDIS_PORT_VARIABLE = "DYNASTORE_REDIS_PORT"
+
+
+def redis_port_from(arguments: argparse.Namespace) -> int | None:
+    """--redis-port, else $DYNASTORE_REDIS_PORT, else None (no Redis listener)."""
+    if arguments.redis_port is not None:
+        return int(arguments.redis_port)
+    value = os.environ.get(REDIS_PORT_VARIABLE)
+    if not value:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise SystemExit(f"dynastore: ${REDIS_PORT_VARIABLE} must be a port number, not {value!r}") from None
 
 
 POSTGRES_VARIABLE = "DYNASTORE_POSTGRES"
@@ -450,6 +475,7 @@ async def serve_until_signalled(
     shared: bool = False,
     tls: TlsSettings | None = None,
     verifier: SignatureVerifier | None = None,
+    redis_port: int | None = None,
 ) -> None:
     from dynastore.protocol.engine import EngineServer
     from dynastore.protocol.server import Server
@@ -490,6 +516,17 @@ async def serve_until_signalled(
         url = "https" + url.removeprefix("http")
     print(f"dynastore {__version__} listening on {url} (data: {where})", flush=True)
     print(f"console: {url}/console", flush=True)
+    redis = None
+    if redis_port is not None:  # the Redis protocol on this loop, over the same store (docs/redis.md)
+        from dynastore.redis.server import RedisServer
+
+        redis = RedisServer(database, group=getattr(server, "group", None))
+        try:
+            redis_host, bound_redis_port = await redis.start(host, redis_port)
+        except OSError as error:
+            await server.stop()
+            raise CannotListen(f"redis port {redis_port}: {error}") from error
+        print(f"redis: redis://{redis_host}:{bound_redis_port}", flush=True)
     # Import the remaining operations once the first requests had their chance:
     # startup stays fast, and no later request pays for an import.
     loop.call_later(OPERATIONS_PRELOAD_DELAY_SECONDS, warm_up)
@@ -522,6 +559,8 @@ async def serve_until_signalled(
     logger.info("stopping: finishing requests in progress")
     for job in jobs:
         job.stop()
+    if redis is not None:
+        await redis.stop()
     await server.stop()
     if server.failure is not None:
         raise StorageFailed(str(server.failure)) from server.failure

@@ -76,6 +76,8 @@ TTL sweeper's cursors), so the server that takes a job over resumes it."""
 CLOCK_NAME = "_dynastore/clock"
 """Catalogue name of the database clock's offset on a shared store (its
 metadata), so every server's clock moves together."""
+REDIS_STORAGE_PREFIX = "_dynastore/redis"
+"""Storage names of the Redis protocol's keys (dynastore/redis/keyspace.py), not tables."""
 OUTBOX_PK = b"outbox"
 """Every outbox row is in this one partition, sorted by when it is due."""
 OUTBOX_BATCH_ROWS = limits.GSI_OUTBOX_BATCH_ROWS
@@ -213,6 +215,8 @@ class Database:
         for record in self.storage.load_tables():
             namespace, name = namespace_of_storage_name(record.name)
             if namespace != self.namespace and record.name != CLOCK_NAME:  # one clock a store
+                continue
+            if record.name.startswith(REDIS_STORAGE_PREFIX):  # Redis's keys (dynastore/redis/)
                 continue
             if name != record.name:
                 record = replace(record, name=name)

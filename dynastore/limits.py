@@ -229,3 +229,32 @@ SQLITE_BULK_MMAP_VARIABLE = "DYNASTORE_BULK_MMAP_BYTES"
 SQLITE_BULK_CACHE_KIB = 2 * 1024
 """The page cache of the background jobs' connection: a page of a job is
 ~1 MB of items, and each is read once."""
+
+# --- the Redis protocol (dynastore/redis/, docs/redis.md) --------------------------
+REDIS_BULK_MAX_BYTES = 512 * 1024 * 1024
+"""Redis's proto-max-bulk-len: a longer bulk string closes the connection."""
+REDIS_MULTIBULK_MAX_ITEMS = 1024 * 1024
+"""Arguments in one command (Redis refuses a longer multibulk as a protocol error)."""
+REDIS_INLINE_MAX_BYTES = 64 * 1024
+"""An inline command, or a count line, longer than this closes the connection."""
+REDIS_PARSER_COMPACT_BYTES = 64 * 1024
+"""Consumed bytes the request parser keeps before moving the rest to the front."""
+REDIS_STRING_MAX_BYTES = 512 * 1024 * 1024
+"""The largest string value (SETRANGE, APPEND: 'string exceeds maximum allowed size')."""
+REDIS_DATABASES = 16
+"""SELECT 0..15."""
+REDIS_SCAN_COUNT_DEFAULT = 10
+REDIS_EXPIRE_SWEEP_SECONDS = 0.1
+"""How often the active expiry sweep runs (Redis: hz 10)."""
+REDIS_EXPIRE_SWEEP_KEYS = 200
+"""Keys with a TTL the sweep looks at per run (a bounded step between requests)."""
+REDIS_REPLY_HIGH_WATER_BYTES = 8 << 20
+"""Replies a client has not read beyond this pause reading its commands."""
+REDIS_MAX_CLIENTS = 10_000
+"""Redis's maxclients default."""
+REDIS_PUBSUB_QUEUE_BYTES = 32 << 20
+"""A subscriber this far behind is disconnected (client-output-buffer-limit pubsub)."""
+REDIS_HOT_KEYS_TRACKED = 10_000
+"""Keys whose operations are counted for the hot-key view (the cold half is dropped past it)."""
+REDIS_COMMAND_SPELLINGS_CACHED = 4096
+"""Distinct spellings of command names (GET, get...) the dispatcher remembers."""

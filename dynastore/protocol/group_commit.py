@@ -126,7 +126,7 @@ class ReplySink(Protocol):
 class GroupCommit:
     """The open group of one server (at most one at a time)."""
 
-    __slots__ = ("_database", "_on_failure", "_block", "_held", "_writes_before")
+    __slots__ = ("_database", "_on_failure", "_block", "_held", "_writes_before", "before_commit")
 
     def __init__(self, database: Database, on_failure: Callable[[BaseException], None]) -> None:
         self._database = database
@@ -136,6 +136,13 @@ class GroupCommit:
         self._held: list[tuple[ReplySink, Reply, bool]] = []
         self._writes_before = 0
         """The store's write count when the group opened."""
+        self.before_commit: list[Callable[[], None]] = []
+        """Called inside the group just before its COMMIT (the Redis keyspace
+        writes the rows its commands changed in this turn: dynastore/redis/)."""
+
+    @property
+    def is_open(self) -> bool:
+        return self._block is not None
 
     def join(self) -> None:
         """Make sure a group is open for the request about to run (on a store
@@ -148,11 +155,13 @@ class GroupCommit:
             self._block = block
             asyncio.get_running_loop().call_soon(self.commit)
 
-    def hold(self, sink: ReplySink, reply: Reply, keep_alive: bool) -> None:
+    def hold(self, sink: ReplySink, reply: Reply, keep_alive: bool, wrote: bool = False) -> None:
         """Keep ``reply`` until the group commits, or send it now if the group
-        has written nothing yet (so its request read only committed data)."""
+        has written nothing yet (so its request read only committed data).
+        ``wrote``: writes wait for ``before_commit`` (always held)."""
         if self._block is None or (
-            not self._held and self._database.storage.write_count() == self._writes_before
+            not wrote and not self._held
+            and self._database.storage.write_count() == self._writes_before
         ):
             sink.send(reply, keep_alive)
             return
@@ -163,6 +172,8 @@ class GroupCommit:
         block = self._block
         if block is None:
             return
+        for hook in self.before_commit:
+            hook()
         self._block = None
         held, self._held = self._held, []
         try:

@@ -1,0 +1,569 @@
+"""The Redis listener, on the engine's event loop beside the HTTP server.
+
+Each connection's commands run one at a time, to completion, on the loop
+(ADR 0000), like the DynamoDB operations; on an exclusive store (memory,
+SQLite) they join the server's group commit (protocol/group_commit.py): the
+writes of one loop turn share one transaction, and a reply leaves only after
+the COMMIT that made its command's writes durable, so an acknowledged write
+survives kill -9. The replies of one read from a socket go out in one write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import logging
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from dynastore import limits
+from dynastore.redis import resp
+from dynastore.redis.commands import COMMANDS, load_all
+from dynastore.redis.commands.common import Command
+from dynastore.redis.keyspace import Entry, Keyspace
+from dynastore.redis.resp import Error, Parser, ProtocolError
+
+if TYPE_CHECKING:
+    from dynastore.database import Database
+    from dynastore.protocol.group_commit import GroupCommit
+
+logger = logging.getLogger("dynastore.redis")
+
+BLOCKED: Any = object()
+"""A blocking command's answer when it must wait (the client is parked)."""
+
+MULTI_ALLOWED = frozenset(("exec", "discard", "multi", "watch", "quit", "reset"))
+AUTH_FREE = frozenset(("auth", "hello", "quit", "reset"))
+SUBSCRIBED_ALLOWED = frozenset(
+    ("subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ping", "quit", "reset")
+)
+
+
+class Stats:
+    """INFO's counters (CONFIG RESETSTAT zeroes them)."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.total_commands_processed = 0
+        self.total_connections_received = 0
+        self.expired_keys = 0
+        self.keyspace_hits = 0
+        self.keyspace_misses = 0
+        self.rejected_connections = 0
+        self.commands: dict[str, list[float]] = {}
+        """Per command: [calls, microseconds, failed calls] (INFO commandstats, metrics)."""
+        self.key_operations: dict[bytes, int] = {}
+
+
+class Client:
+    """One connection's state."""
+
+    def __init__(self, server: RedisServer, client_id: int, connection: RedisConnection | None) -> None:
+        self.server = server
+        self.id = client_id
+        self.connection = connection
+        self.db = 0
+        self.protocol = 2
+        self.name = b""
+        self.address = ""
+        self.local_address = ""
+        self.created = time.time()
+        self.last_command = "NULL"
+        self.multi: list[tuple[Command, list[bytes]]] | None = None
+        self.multi_failed = False
+        self.watched: set[tuple[int, bytes]] = set()
+        self.dirty = False
+        """A watched key changed: the next EXEC fails."""
+        self.channels: set[bytes] = set()
+        self.patterns: set[bytes] = set()
+        self.blocked: Blocked | None = None
+        self.backlog: deque[list[bytes]] = deque()
+        """Commands that arrived while the client was blocked."""
+        self.closing = False
+        self.authenticated = False
+        self.in_exec = False
+        self.current: tuple[Command, list[bytes]] = (COMMANDS["ping"], [b"PING"])
+        """The command running (what a blocking command parks)."""
+        """Running EXEC's commands: a blocking command answers at once."""
+
+    @property
+    def subscriptions(self) -> int:
+        return len(self.channels) + len(self.patterns)
+
+
+class Blocked:
+    """What a blocked client waits for: its command, the keys, the timer."""
+
+    __slots__ = ("argv", "command", "keys", "timer", "db")
+
+    def __init__(self, argv: list[bytes], command: Command, keys: list[bytes], db: int) -> None:
+        self.argv = argv
+        self.command = command
+        self.keys = keys
+        self.db = db
+        self.timer: asyncio.TimerHandle | None = None
+
+
+class RedisServer:
+    """The Redis side of one Database: keyspace, clients, blocking, expiry."""
+
+    def __init__(self, database: Database, group: GroupCommit | None = None) -> None:
+        load_all()
+        self.database = database
+        self.group = group
+        self.keyspace = Keyspace(database, limits.REDIS_DATABASES)
+        self.keyspace.open()
+        self.keyspace.on_change = self._key_changed
+        if group is not None:  # rows written once a turn, just before the group's COMMIT
+            group.before_commit.append(self._flush_before_commit)
+        self.stats = Stats()
+        self.clients: dict[int, Client] = {}
+        self._next_client_id = 1
+        self.config: dict[str, str] = {}
+        from dynastore.redis.commands.server import default_config
+
+        self.config.update(default_config())
+        self.started = time.time()
+        self.last_save = int(time.time())
+        self.waiting: dict[tuple[int, bytes], deque[Client]] = {}
+        """Blocked clients per (db, key), in the order they blocked."""
+        self.ready: list[tuple[int, bytes]] = []
+        self._names: dict[bytes, tuple[str, Command]] = {}
+        """Command names as clients spell them (GET, get, Get) -> the command."""
+        self._serving = False
+        self.deferring = False
+        """EXEC runs: blocked clients are served after it, not between its commands."""
+        self.watching: dict[tuple[int, bytes], set[Client]] = {}
+        self.channels: dict[bytes, set[Client]] = {}
+        self.patterns: dict[bytes, set[Client]] = {}
+        self.servers: list[asyncio.AbstractServer] = []
+        self.sweeper: asyncio.TimerHandle | None = None
+        self.port = 0
+
+    # --- listening --------------------------------------------------------------------
+    async def start(self, host: str, port: int) -> tuple[str, int]:
+        from dynastore.protocol.engine import bind_listening_sockets
+
+        loop = asyncio.get_running_loop()
+        for sock in bind_listening_sockets(host, port):
+            self.servers.append(await loop.create_server(lambda: RedisConnection(self), sock=sock))
+        address = self.servers[0].sockets[0].getsockname()  # type: ignore[attr-defined]
+        self.port = int(address[1])
+        self.sweeper = loop.call_later(limits.REDIS_EXPIRE_SWEEP_SECONDS, self._sweep)
+        return str(address[0]), self.port
+
+    async def stop(self) -> None:
+        if self.sweeper is not None:
+            self.sweeper.cancel()
+        for server in self.servers:
+            server.close()
+        for client in list(self.clients.values()):
+            if client.connection is not None:
+                client.connection.close()
+        for server in self.servers:
+            await server.wait_closed()
+
+    def new_client(self, connection: RedisConnection | None) -> Client:
+        client = Client(self, self._next_client_id, connection)
+        self._next_client_id += 1
+        self.clients[client.id] = client
+        self.stats.total_connections_received += 1
+        return client
+
+    def forget_client(self, client: Client) -> None:
+        self.clients.pop(client.id, None)
+        self.unblock(client)
+        self.unwatch(client)
+        from dynastore.redis.commands.pubsub import unsubscribe_all
+
+        unsubscribe_all(self, client)
+
+    # --- time and expiry --------------------------------------------------------------
+    def now_ms(self) -> int:
+        return int(self.database.now() * 1000)
+
+    def expire_now(self, db: int, key: bytes, entry: Entry) -> None:
+        """The key's time is up: delete it (rows too), count it."""
+        if self.keyspace.dbs[db].get(key) is entry:
+            del self.keyspace.dbs[db][key]
+            self.keyspace.deleted_key(db, key, entry)
+            self.stats.expired_keys += 1
+
+    def _sweep(self) -> None:
+        """Active expiry: delete keys whose time is up, a bounded number a run."""
+        loop = asyncio.get_running_loop()
+        self.sweeper = loop.call_later(limits.REDIS_EXPIRE_SWEEP_SECONDS, self._sweep)
+        heap = self.keyspace.deadlines
+        if not heap or heap[0][0] > self.now_ms():
+            return
+        if self.group is not None:
+            try:
+                self.group.join()
+            except Exception:  # the store is busy: try again next run
+                logger.warning("the expiry sweep could not begin a transaction")
+                return
+        now = self.now_ms()
+        dbs = self.keyspace.dbs
+        for _ in range(limits.REDIS_EXPIRE_SWEEP_KEYS):
+            if not heap or heap[0][0] > now:
+                break
+            expire_ms, db, key = heapq.heappop(heap)
+            entry = dbs[db].get(key)
+            if entry is not None and entry.expire_ms == expire_ms:
+                self.expire_now(db, key, entry)
+        self.finish_command()
+
+    # --- change hooks: WATCH and blocked clients -------------------------------------
+    def _key_changed(self, db: int, key: bytes) -> None:
+        watchers = self.watching.get((db, key))
+        if watchers:
+            for client in watchers:
+                client.dirty = True
+        if (db, key) in self.waiting:
+            self.ready.append((db, key))
+
+    def touch_all(self, db: int | None) -> None:
+        """FLUSHDB / FLUSHALL / SWAPDB: every watcher of those databases is dirty."""
+        for (watched_db, _), clients in self.watching.items():
+            if db is None or watched_db == db:
+                for client in clients:
+                    client.dirty = True
+
+    def unwatch(self, client: Client) -> None:
+        for watched in client.watched:
+            clients = self.watching.get(watched)
+            if clients is not None:
+                clients.discard(client)
+                if not clients:
+                    del self.watching[watched]
+        client.watched.clear()
+        client.dirty = False
+
+    # --- executing -------------------------------------------------------------------------
+    def execute(self, client: Client, argv: list[bytes]) -> Any:
+        """One command's reply (an Error for a refusal); its writes are flushed."""
+        started = time.perf_counter()
+        known = self._names.get(argv[0])
+        if known is None:
+            name = argv[0].lower().decode(errors="replace")
+            command = COMMANDS.get(name)
+            if command is None:
+                return self._unknown(client, argv)
+            if len(self._names) < limits.REDIS_COMMAND_SPELLINGS_CACHED:
+                self._names[argv[0]] = (name, command)
+        else:
+            name, command = known
+        arity = command.arity
+        count = len(argv)
+        if (count != arity) if arity > 0 else (count < -arity):
+            return self._refuse(client, Error(f"ERR wrong number of arguments for '{name}' command"))
+        if command.subcommands:
+            sub = command.subcommands.get(argv[1].lower().decode(errors="replace"))
+            if sub is None:
+                return self._refuse(client, Error(
+                    f"ERR unknown subcommand '{argv[1][:128].decode(errors='replace')}'. "
+                    f"Try {argv[0].decode(errors='replace').upper()} HELP."))
+            if (count != sub.arity) if sub.arity > 0 else (count < -sub.arity):
+                return self._refuse(client, Error(
+                    f"ERR wrong number of arguments for '{sub.name}' command"))
+            command = sub
+        if not client.authenticated and self.config.get("requirepass") and name not in AUTH_FREE:
+            return self._refuse(client, Error("NOAUTH Authentication required."))
+        if client.multi is not None and name not in MULTI_ALLOWED:
+            client.multi.append((command, argv))
+            return resp.QUEUED
+        if client.subscriptions and client.protocol == 2 and name not in SUBSCRIBED_ALLOWED:
+            return Error(f"ERR Can't execute '{command.name}': only (P|S)SUBSCRIBE / "
+                         "(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+        return self.run(client, command, argv, started)
+
+    def run(self, client: Client, command: Command, argv: list[bytes], started: float | None = None) -> Any:
+        if started is None:
+            started = time.perf_counter()
+        failed = 0
+        client.current = (command, argv)
+        try:
+            reply = command.handler(self, client, argv)
+        except Error as error:
+            reply = error
+            failed = 1
+        except Exception:
+            logger.exception("redis command %s failed", command.name)
+            reply = Error("ERR internal error")
+            failed = 1
+        self.finish_command()
+        client.last_command = command.name
+        stats = self.stats
+        stats.total_commands_processed += 1
+        counters = stats.commands.get(command.name)
+        if counters is None:
+            counters = stats.commands[command.name] = [0, 0.0, 0]
+        counters[0] += 1
+        counters[1] += (time.perf_counter() - started) * 1e6
+        counters[2] += failed
+        if command.first_key > 0 and len(argv) > command.first_key:
+            operations = stats.key_operations
+            key = argv[command.first_key]
+            operations[key] = operations.get(key, 0) + 1
+            if len(operations) > limits.REDIS_HOT_KEYS_TRACKED:
+                _halve(operations)
+        return reply
+
+    def finish_command(self) -> None:
+        """Flush the command's rows (inside an open group: once, before its
+        COMMIT), then serve blocked clients whose keys got ready."""
+        group = self.group
+        if group is None or not group.is_open:
+            self.keyspace.flush()
+        if self.ready:
+            self._serve_ready()
+
+    def _flush_before_commit(self) -> None:
+        try:
+            self.keyspace.flush()
+        except Exception:  # the COMMIT fails next and the server stops (group_commit.py)
+            logger.exception("the Redis keyspace could not write its rows")
+            self.keyspace.discard_pending()
+
+    def hold(self, connection: RedisConnection, data: bytes, keep_alive: bool = True) -> None:
+        """Send ``data`` once what it depends on is durable (group commit)."""
+        group = self.group
+        if group is not None:
+            group.hold(connection, data, keep_alive, wrote=self.keyspace.pending)  # type: ignore[arg-type]
+        else:
+            connection.send(data, keep_alive)
+
+    def _unknown(self, client: Client, argv: list[bytes]) -> Error:
+        args = ""
+        for argument in argv[1:]:
+            if len(args) >= 128:
+                break
+            args += "'" + argument.decode(errors="replace")[: 128 - len(args)] + "' "
+        name = argv[0][:128].decode(errors="replace")
+        return self._refuse(client, Error(f"ERR unknown command '{name}', with args beginning with: {args}"))
+
+    def _refuse(self, client: Client, error: Error) -> Error:
+        if client.multi is not None:
+            client.multi_failed = True
+        return error
+
+    # --- blocking ------------------------------------------------------------------------------
+    def block(self, client: Client, keys: list[bytes], timeout: float) -> Any:
+        """Park the client until one of ``keys`` is ready or ``timeout`` seconds
+        pass (0: never); a client retried while blocked stays parked as it was."""
+        if client.blocked is not None:
+            return BLOCKED
+        command, argv = client.current
+        blocked = Blocked(argv, command, keys, client.db)
+        client.blocked = blocked
+        for key in keys:
+            self.waiting.setdefault((client.db, key), deque()).append(client)
+        if timeout > 0:
+            blocked.timer = asyncio.get_running_loop().call_later(timeout, self._timed_out, client)
+        return BLOCKED
+
+    def unblock(self, client: Client) -> None:
+        blocked = client.blocked
+        if blocked is None:
+            return
+        client.blocked = None
+        if blocked.timer is not None:
+            blocked.timer.cancel()
+        for key in blocked.keys:
+            queue = self.waiting.get((blocked.db, key))
+            if queue is not None:
+                try:
+                    queue.remove(client)
+                except ValueError:
+                    pass
+                if not queue:
+                    del self.waiting[(blocked.db, key)]
+
+    def _timed_out(self, client: Client) -> None:
+        blocked = client.blocked
+        if blocked is None:
+            return
+        blocked.timer = None
+        self.unblock(client)
+        if client.connection is not None:
+            self.send(client, resp.encode_one(_timeout_reply(blocked.command), client.protocol))
+            client.connection.resume()
+
+    def _serve_ready(self) -> None:
+        """Retry the commands of clients blocked on keys that changed, oldest
+        first (after the command, or the whole EXEC, that changed them). A key
+        deleted, or now of another type, leaves them blocked, as in Redis 7.0."""
+        if self._serving or self.deferring:
+            return
+        self._serving = True
+        try:
+            while self.ready:
+                ready, self.ready = self.ready, []
+                for db, key in ready:
+                    self._serve_key(db, key)
+        finally:
+            self._serving = False
+
+    def _serve_key(self, db: int, key: bytes) -> None:
+        queue = self.waiting.get((db, key))
+        while queue:
+            client = queue[0]
+            blocked = client.blocked
+            if blocked is None:
+                queue.popleft()
+                continue
+            saved_db = client.db
+            client.db = blocked.db
+            try:
+                reply = self.run(client, blocked.command, blocked.argv)
+            finally:
+                client.db = saved_db
+            if reply is BLOCKED or (type(reply) is Error and reply.message.startswith("WRONGTYPE")):
+                return  # the oldest still waits: nobody behind it goes first
+            self.unblock(client)
+            if client.connection is not None:
+                self.send(client, resp.encode_one(reply, client.protocol))
+                asyncio.get_running_loop().call_soon(client.connection.resume)
+            queue = self.waiting.get((db, key))
+
+    # --- sending ---------------------------------------------------------------------------------
+    def send(self, client: Client, data: bytes) -> None:
+        """Send outside the client's own command batch (a wake-up, a pub/sub message),
+        behind whatever the group holds."""
+        connection = client.connection
+        if connection is not None:
+            self.hold(connection, data)
+
+
+def _timeout_reply(command: Command) -> Any:
+    """BLMOVE and BRPOPLPUSH time out with a null bulk, the others a null array."""
+    if command.name in ("blmove", "brpoplpush"):
+        return None
+    return resp.NULL_ARRAY
+
+
+def _halve(counts: dict[bytes, int]) -> None:
+    """Keep the hot-key table bounded: drop the cold half, halve the rest (decay)."""
+    ranked = sorted(counts.items(), key=lambda pair: pair[1], reverse=True)
+    counts.clear()
+    for key, count in ranked[: len(ranked) // 2]:
+        counts[key] = count // 2
+
+
+class RedisConnection(asyncio.Protocol):
+    """One client's socket: parse, run, reply (in one write per read)."""
+
+    def __init__(self, server: RedisServer) -> None:
+        self.server = server
+        self.parser = Parser()
+        self.transport: asyncio.Transport | None = None
+        self.client: Client | None = None
+        self.reading_paused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        if len(self.server.clients) >= limits.REDIS_MAX_CLIENTS:
+            self.server.stats.rejected_connections += 1
+            transport.write(b"-ERR max number of clients reached\r\n")  # type: ignore[attr-defined]
+            transport.close()
+            return
+        client = self.server.new_client(self)
+        peer = transport.get_extra_info("peername")
+        local = transport.get_extra_info("sockname")
+        client.address = _address(peer)
+        client.local_address = _address(local)
+        self.client = client
+
+    def data_received(self, data: bytes) -> None:
+        client = self.client
+        if client is None or client.closing:
+            return
+        try:
+            commands = self.parser.feed(data)
+        except ProtocolError as error:
+            self._write(resp.encode_one(Error("ERR " + str(error)), client.protocol))
+            self.close()
+            return
+        client.backlog.extend(commands)
+        if client.blocked is None:
+            self.run_backlog()
+
+    def run_backlog(self) -> None:
+        """Run the commands that wait, until the client blocks or closes; one reply write."""
+        client = self.client
+        if client is None:
+            return
+        server = self.server
+        group = server.group
+        if group is not None:
+            try:
+                group.join()
+            except Exception:
+                logger.exception("could not begin the group's transaction")
+                self._write(b"-ERR internal error\r\n")
+                self.close()
+                return
+        out: list[bytes] = []
+        backlog = client.backlog
+        protocol = client.protocol
+        while backlog and client.blocked is None and not client.closing:
+            reply = server.execute(client, backlog.popleft())
+            if reply is BLOCKED:
+                break
+            resp.encode(reply, client.protocol if client.protocol != protocol else protocol, out)
+            protocol = client.protocol
+        if out:
+            server.hold(self, b"".join(out))
+        if client.closing:
+            server.hold(self, b"", False)
+
+    def resume(self) -> None:
+        """The client was unblocked: run what arrived meanwhile."""
+        client = self.client
+        if client is not None and client.blocked is None and client.backlog:
+            self.run_backlog()
+
+    def send(self, data: Any, keep_alive: bool) -> None:
+        """A reply ready to leave (the group's sink interface)."""
+        if type(data) is tuple:  # the group's COMMIT failed: InternalServerError
+            data = b"-ERR internal error: the store could not commit\r\n"
+            keep_alive = False
+        if data:
+            self._write(data)
+        if not keep_alive:
+            self.close()
+
+    def _write(self, data: bytes) -> None:
+        transport = self.transport
+        if transport is not None and not transport.is_closing():
+            transport.write(data)
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.client is not None:
+            self.client.closing = True
+            self.client.connection = None
+            self.server.forget_client(self.client)
+        self.transport = None
+
+    def pause_writing(self) -> None:
+        if self.transport is not None and not self.reading_paused:
+            self.reading_paused = True
+            self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        if self.transport is not None and self.reading_paused:
+            self.reading_paused = False
+            self.transport.resume_reading()
+
+
+def _address(info: Any) -> str:
+    if isinstance(info, tuple) and len(info) >= 2:
+        return f"{info[0]}:{info[1]}"
+    return str(info or "")

@@ -1,0 +1,136 @@
+"""The connection: redis-py sync and asyncio, RESP3, pipelining, malformed frames."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis
+import redis.asyncio
+
+from tests.redis.conftest import RawConnection, Served
+
+
+def test_strings_with_redis_py(r: redis.Redis, key: str) -> None:
+    assert r.set(key, "v") is True
+    assert r.get(key) == b"v"
+    assert r.set(key, "w", nx=True) is None
+    assert r.set(key, "w", xx=True, get=True) == b"v"
+    assert r.incr(key + ":n", 5) == 5
+    with pytest.raises(redis.ResponseError, match="value is not an integer or out of range"):
+        r.incr(key)
+    assert r.delete(key, key + ":n") == 2
+
+
+def test_asyncio_client(served: Served, key: str) -> None:
+    async def run() -> list[object]:
+        client = redis.asyncio.Redis(port=served.redis_port)
+        try:
+            await client.set(key, "a")
+            results = await asyncio.gather(*(client.incr(key + ":c") for _ in range(50)))
+            return [await client.get(key), sorted(results)[-1]]
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(run()) == [b"a", 50]
+
+
+def test_resp3(served: Served, key: str) -> None:
+    client = served.client(protocol=3)
+    try:
+        client.set(key, "x")
+        assert client.get(key) == b"x"
+        assert client.config_get("hash-max-listpack-entries") == {"hash-max-listpack-entries": "128"}
+    finally:
+        client.close()
+    raw = RawConnection(served.redis_port)
+    try:
+        hello = raw.call("HELLO", 3)
+        assert hello.startswith(b"%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n")
+        assert raw.call("GET", key + ":missing") == b"_\r\n"
+        assert raw.call("HELLO", 4) == b"-NOPROTO unsupported protocol version\r\n"
+    finally:
+        raw.close()
+
+
+def test_pipelining_many_commands_in_one_write(served: Served, key: str) -> None:
+    raw = RawConnection(served.redis_port)
+    try:
+        raw.send(b"".join(b"*2\r\n$4\r\nINCR\r\n$%d\r\n%s\r\n" % (len(key), key.encode()) for _ in range(100)))
+        replies = [raw.read_reply() for _ in range(100)]
+        assert replies == [b":%d\r\n" % n for n in range(1, 101)]
+    finally:
+        raw.close()
+
+
+def test_inline_commands(served: Served, key: str) -> None:
+    raw = RawConnection(served.redis_port)
+    try:
+        raw.send(f'SET {key} "a b"\r\n'.encode())
+        assert raw.read_reply() == b"+OK\r\n"
+        raw.send(f"GET {key}\n".encode())
+        assert raw.read_reply() == b"$3\r\na b\r\n"
+    finally:
+        raw.close()
+
+
+@pytest.mark.parametrize("frame, error", [
+    (b"*1\r\n$600000000\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
+    (b"*x\r\n", b"-ERR Protocol error: invalid multibulk length\r\n"),
+    (b"*1\r\n+GET\r\n", b"-ERR Protocol error: expected '$', got '+'\r\n"),
+])
+def test_a_malformed_frame_closes_only_that_connection(
+    served: Served, r: redis.Redis, key: str, frame: bytes, error: bytes
+) -> None:
+    r.set(key, "kept")
+    raw = RawConnection(served.redis_port)
+    try:
+        raw.send(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$4\r\nhalf" % (len(key), key.encode()))
+        raw.send(b"\r\n" if False else b"")
+        raw.close()
+        raw = RawConnection(served.redis_port)
+        raw.send(frame)
+        assert raw.read_reply() == error
+        raw.sock.settimeout(5)
+        assert raw.sock.recv(100) == b""  # closed
+    finally:
+        raw.close()
+    assert r.get(key) == b"kept"  # nothing half-written; the server still serves
+    assert r.ping() is True
+
+
+def test_quit_closes_after_the_reply(served: Served) -> None:
+    raw = RawConnection(served.redis_port)
+    try:
+        assert raw.call("QUIT") == b"+OK\r\n"
+        assert raw.sock.recv(10) == b""
+    except (TimeoutError, ConnectionResetError):  # pragma: no cover
+        pytest.fail("QUIT did not close cleanly")
+    finally:
+        raw.close()
+
+
+def test_client_commands(served: Served) -> None:
+    client = served.client()
+    try:
+        client.client_setname("worker-1")
+        assert client.client_getname() == b"worker-1" or client.client_getname() == "worker-1"
+        me = client.client_id()
+        assert any(entry["id"] == str(me) for entry in client.client_list())
+        assert client.execute_command("CLIENT", "INFO").startswith(b"id=")
+    finally:
+        client.close()
+
+
+def test_select_keeps_databases_apart(served: Served, key: str) -> None:
+    first = served.client(db=1)
+    second = served.client(db=2)
+    try:
+        first.set(key, "one")
+        assert second.get(key) is None
+        assert first.get(key) == b"one"
+        assert first.move(key, 2) is True
+        assert second.get(key) == b"one"
+    finally:
+        first.close()
+        second.close()

@@ -1,0 +1,133 @@
+"""Redis data survives a restart and kill -9 on the data directory: every
+acknowledged write is there afterwards, TTLs included."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from tests.api.helpers import kill_9_under_load
+from tests.redis.conftest import start_dynastore
+
+
+def test_every_type_survives_a_restart(data_dir: Path) -> None:
+    server = start_dynastore("--data-dir", str(data_dir))
+    try:
+        r = server.client()
+        r.set("s", "value")
+        r.set("t", "temporary", ex=1000)
+        r.incrby("n", 41)
+        r.incr("n")
+        r.select(3) if hasattr(r, "select") else r.execute_command("SELECT", 3)
+        r.set("in-db-3", "x")
+        r.close()
+        r = server.client()
+        r.execute_command("SELECT", 0)
+        r.rename("s", "renamed")
+        r.close()
+    finally:
+        server.stop()
+    server = start_dynastore("--data-dir", str(data_dir))
+    try:
+        r = server.client()
+        assert r.get("renamed") == b"value"
+        assert r.get("s") is None
+        assert r.get("n") == b"42"
+        assert 990 < r.ttl("t") <= 1000
+        assert r.dbsize() == 3
+        r3 = server.client(db=3)
+        assert r3.get("in-db-3") == b"x"
+        r3.close()
+        r.close()
+    finally:
+        server.stop()
+
+
+def test_expired_keys_stay_expired_after_a_restart(data_dir: Path) -> None:
+    server = start_dynastore("--data-dir", str(data_dir))
+    try:
+        r = server.client()
+        r.set("short", "x", px=200)
+        r.set("long", "y")
+    finally:
+        server.stop()
+    time.sleep(0.3)
+    server = start_dynastore("--data-dir", str(data_dir))
+    try:
+        r = server.client()
+        assert r.get("short") is None
+        assert r.keys("*") == [b"long"]
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
+def test_kill_9_loses_no_acknowledged_write(data_dir: Path) -> None:
+    server = start_dynastore("--data-dir", str(data_dir))
+    acknowledged = [0, 0, 0, 0]
+
+    def writer(index: int) -> None:
+        client = server.client()
+        try:
+            while True:
+                acknowledged[index] = int(client.incr(f"counter:{index}"))
+                client.set(f"last:{index}", acknowledged[index])
+        except (redis.ConnectionError, redis.TimeoutError, ConnectionError):
+            return
+
+    writers = [threading.Thread(target=writer, args=(index,)) for index in range(4)]
+    kill_9_under_load(server.process, writers, 1.0, lambda: sum(acknowledged), 200)
+    time.sleep(0.5)  # the front process notices its link went and exits
+    server = start_dynastore("--data-dir", str(data_dir))
+    try:
+        r = server.client()
+        for index in range(4):
+            assert int(r.get(f"counter:{index}") or 0) >= acknowledged[index]
+            assert int(r.get(f"last:{index}") or 0) >= acknowledged[index] - 1
+    finally:
+        server.stop()
+
+
+def test_collections_survive_a_restart_row_by_row(data_dir: Path) -> None:
+    server = start_dynastore("--data-dir", str(data_dir))
+    try:
+        r = server.client()
+        r.hset("h", mapping={"a": "1", "b": "2", "c": "3"})
+        r.hdel("h", "b")
+        r.hincrby("h", "a", 10)
+        r.rpush("l", "b", "c", "d")
+        r.lpush("l", "a")
+        r.lpop("l")
+        r.rpush("l", "e")
+        r.linsert("l", "BEFORE", "d", "c2")
+        r.lrem("l", 1, "c")
+        r.lset("l", 0, "B")
+        r.ltrim("l", 0, 3)
+        r.sadd("s", "x", "y", "z")
+        r.srem("s", "y")
+        r.zadd("z", {"a": 1, "b": 2, "c": 3})
+        r.zincrby("z", 10, "a")
+        r.zrem("z", "b")
+        r.expire("h", 500)
+        r.sunionstore("s2", ["s"])
+        r.zunionstore("z2", ["z"])
+        r.rename("z2", "z3")
+        expected = (r.hgetall("h"), r.lrange("l", 0, -1), r.smembers("s"), r.zrange("z", 0, -1, withscores=True),
+                    r.smembers("s2"), r.zrange("z3", 0, -1, withscores=True))
+    finally:
+        server.stop()
+    server = start_dynastore("--data-dir", str(data_dir))
+    try:
+        r = server.client()
+        assert (r.hgetall("h"), r.lrange("l", 0, -1), r.smembers("s"), r.zrange("z", 0, -1, withscores=True),
+                r.smembers("s2"), r.zrange("z3", 0, -1, withscores=True)) == expected
+        assert expected[1] == [b"B", b"c2", b"d", b"e"]
+        assert r.zrange("z", 0, -1, withscores=True) == [(b"c", 3.0), (b"a", 11.0)]
+        assert 490 < r.ttl("h") <= 500
+        assert r.type("z2") == b"none"
+    finally:
+        server.stop()
