@@ -138,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="write exports to and read imports from the buckets of this S3-compatible endpoint "
         "(boto3's S3 client, credentials from the AWS environment) instead of folders",
     )
+    add_dax_options(serve)
     console = commands.add_parser(
         "console", help="serve the web console for any DynamoDB-compatible endpoint"
     )
@@ -153,6 +154,39 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_commands(commands)  # backup, restore, export, import (dynastore/commands/)
     return parser
+
+
+DAX_PORT_VARIABLE = "DYNASTORE_DAX_PORT"
+
+
+def add_dax_options(serve: argparse.ArgumentParser) -> None:
+    """The DAX endpoint's options (dynastore/dax/, docs/dax.md)."""
+    serve.add_argument(
+        "--dax-port", type=int, default=None,
+        help="also serve a DAX cluster endpoint on this port (dax://HOST:PORT, daxs:// with "
+        "--tls-cert; also $DYNASTORE_DAX_PORT; off by default; docs/dax.md)",
+    )
+    serve.add_argument(
+        "--dax-item-ttl-ms", type=float, default=None,
+        help="the DAX item cache's TTL (default 300000, DAX's 5 minutes; 0 turns it off)",
+    )
+    serve.add_argument(
+        "--dax-query-ttl-ms", type=float, default=None,
+        help="the DAX query cache's TTL (default 300000, DAX's 5 minutes; 0 turns it off)",
+    )
+
+
+def dax_port_from(arguments: argparse.Namespace) -> int | None:
+    """--dax-port, else $DYNASTORE_DAX_PORT, else None (no DAX endpoint)."""
+    if getattr(arguments, "dax_port", None) is not None:
+        return int(arguments.dax_port)
+    value = os.environ.get(DAX_PORT_VARIABLE)
+    if not value:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise SystemExit(f"dynastore: ${DAX_PORT_VARIABLE} must be a port number, not {value!r}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -251,7 +285,7 @@ def serve(arguments: argparse.Namespace) -> int:
         run_event_loop(
             serve_until_signalled(
                 database, arguments.host, arguments.port, where, front, shared, tls,
-                verifier=security.verifier,
+                verifier=security.verifier, dax=arguments if dax_port_from(arguments) is not None else None,
             )
         )
     except CannotListen as error:
@@ -450,6 +484,7 @@ async def serve_until_signalled(
     shared: bool = False,
     tls: TlsSettings | None = None,
     verifier: SignatureVerifier | None = None,
+    dax: argparse.Namespace | None = None,
 ) -> None:
     from dynastore.protocol.engine import EngineServer
     from dynastore.protocol.server import Server
@@ -490,6 +525,15 @@ async def serve_until_signalled(
         url = "https" + url.removeprefix("http")
     print(f"dynastore {__version__} listening on {url} (data: {where})", flush=True)
     print(f"console: {url}/console", flush=True)
+    dax_server = None
+    if dax is not None:  # the DAX endpoint beside the HTTP one (docs/dax.md)
+        from dynastore.dax import start_dax
+
+        try:
+            dax_server = await start_dax(database, host, dax, server, tls, verifier)
+        except OSError as error:
+            await server.stop()
+            raise CannotListen(f"DAX port: {error}") from error
     # Import the remaining operations once the first requests had their chance:
     # startup stays fast, and no later request pays for an import.
     loop.call_later(OPERATIONS_PRELOAD_DELAY_SECONDS, warm_up)
@@ -522,6 +566,8 @@ async def serve_until_signalled(
     logger.info("stopping: finishing requests in progress")
     for job in jobs:
         job.stop()
+    if dax_server is not None:
+        await dax_server.stop()
     await server.stop()
     if server.failure is not None:
         raise StorageFailed(str(server.failure)) from server.failure

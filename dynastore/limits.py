@@ -202,3 +202,14 @@ IMPORT_CSV_HEADERS_MAX = 255  # InputFormatOptions.Csv.HeaderList: at most this 
 IMPORT_LOGGED_ERRORS_MAX = 10_000  # errors in the data of one import written to the server log (then only counted)
 IMPORT_RECORDED_ERRORS_MAX = 20  # errors kept in the import's record (GET /_dynastore/backups/imports)
 LIST_IMPORTS_PAGE_SIZE_MAX = 25  # ListImports' PageSize: 1-25 (API reference); also its default
+
+# --- DAX endpoint (dynastore/dax/, docs/dax.md) ------------------------------------
+DAX_DEFAULT_PORT = 8111  # the port DAX clients assume for dax:// (daxs:// assumes 9111)
+DAX_ITEM_TTL_MS_DEFAULT = 5 * 60 * 1000  # DAX's default item cache TTL: 5 minutes
+DAX_QUERY_TTL_MS_DEFAULT = 5 * 60 * 1000  # DAX's default query cache TTL: 5 minutes
+DAX_CACHE_MAX_BYTES = 256 * 1024 * 1024  # each of the two caches' LRU bound (also $DYNASTORE_DAX_CACHE_MAX_BYTES)
+DAX_CACHE_ENTRY_OVERHEAD_BYTES = 128  # what a cache entry costs beside its encoded bytes (key, bookkeeping)
+DAX_REQUEST_MAX_BYTES = 20 * 1024 * 1024  # a DAX request larger than this closes its connection (16 MB of items and room for framing)
+DAX_ATTRIBUTE_LISTS_MAX = 1_000_000  # distinct attribute name lists the node defines (ids are never reused)
+DAX_MAX_CONNECTIONS = 1024  # connections the DAX endpoint holds at once; more are closed on arrival
+DAX_IDLE_CONNECTION_SECONDS = 600  # a DAX connection idle this long is closed (clients reconnect)
