@@ -81,6 +81,8 @@ class DaxService:
         self.query_cache = Cache("query", query_ttl_ms / 1000, cache_max_bytes)
         self.lists = AttributeLists()
         self.hostname: str | None = None
+        self.url = ""
+        """dax://HOST:PORT (daxs:// over TLS), once listening."""
         self.requests: dict[str, int] = {}
         """method name -> requests answered"""
         self.errors = 0
