@@ -40,6 +40,7 @@ class DaxServerProcess:
     """A dynastore server with its HTTP and DAX endpoints."""
 
     def __init__(self, *extra: str, environment: dict[str, str] | None = None) -> None:
+        self.scheme = "https" if "--tls-cert" in extra else "http"
         self.http_port = free_port()
         self.dax_port = free_port()
         self.log = tempfile.TemporaryFile()
@@ -53,11 +54,11 @@ class DaxServerProcess:
 
     @property
     def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.http_port}"
+        return f"{self.scheme}://127.0.0.1:{self.http_port}"
 
     @property
     def dax_url(self) -> str:
-        return f"dax://127.0.0.1:{self.dax_port}"
+        return f"{'daxs' if self.scheme == 'https' else 'dax'}://127.0.0.1:{self.dax_port}"
 
     def wait_for(self, port: int, timeout_s: float = 15.0) -> None:
         deadline = time.monotonic() + timeout_s
