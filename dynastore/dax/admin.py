@@ -84,7 +84,7 @@ def dax_prometheus(database: Database) -> bytes:
             f"dynastore_dax_cache_entries{label} {len(cache)}",
             f"dynastore_dax_cache_size_bytes{label} {cache.size_bytes}",
         ]
-    for method, count in sorted(service.requests.items()):
+    for method, count in sorted(service.request_counts().items()):
         lines.append(f'dynastore_dax_requests_total{{method="{method}"}} {count}')
     lines.append(f"dynastore_dax_connections {service.connections}")
     lines.append(f"dynastore_dax_malformed_frames_total {service.malformed_frames}")

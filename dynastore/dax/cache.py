@@ -41,16 +41,17 @@ class Cache:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, key: Any, now: float) -> Any:
-        """The live value for ``key`` (counted as a hit), else MISSING (a miss)."""
+    def get(self, key: Any, now: float, count_miss: bool = True) -> Any:
+        """The live value for ``key`` (counted as a hit), else MISSING (a
+        miss, unless ``count_miss`` is off: the caller asks again)."""
         entry = self._entries.get(key)
         if entry is None:
-            self.misses += 1
+            self.misses += count_miss
             return MISSING
         if entry[0] <= now:
             self._drop(key, entry)
             self.expirations += 1
-            self.misses += 1
+            self.misses += count_miss
             return MISSING
         self._entries.move_to_end(key)
         self.hits += 1

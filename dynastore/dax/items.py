@@ -146,6 +146,26 @@ def key_schema_of(table: Any) -> KeySchema:
     return schema
 
 
+class CachedItem:
+    """An item cache entry: the item (None: known absent) and the answer to a
+    plain GetItem of it, encoded once when cached."""
+
+    __slots__ = ("item", "answer")
+
+    def __init__(self, item: dict[str, Any] | None, answer: bytes) -> None:
+        self.item = item
+        self.answer = answer
+
+
+def plain_get_answer(encoded: bytes | None) -> bytes:
+    """GetItem's answer without projection or capacity: {0: item} or {}."""
+    if encoded is None:
+        return b"\x80\xa0"
+    out = bytearray(b"\x80\xa1\x00")
+    put_bytes(out, encoded)
+    return bytes(out)
+
+
 def item_size_estimate(encoded: bytes | None) -> int:
     """What an item cache entry costs: its encoded bytes and a fixed overhead."""
     return limits.DAX_CACHE_ENTRY_OVERHEAD_BYTES + (len(encoded) if encoded is not None else 0)

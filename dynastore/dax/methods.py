@@ -364,7 +364,9 @@ def get_item(service: DaxService, session: Session, arguments: list[Any], raw: b
     if not consistent:
         cached = service.item_cache.get(cache_key, database.now())
         if cached is not MISSING:
-            return item_answer(service, cached, parts.schema, paths, zero_capacity(parts.table, request))
+            if paths is None and request.get("ReturnConsumedCapacity", "NONE") == "NONE":
+                return cached.answer  # type: ignore[no-any-return]
+            return item_answer(service, cached.item, parts.schema, paths, zero_capacity(parts.table, request))
     result = result_of(database, "GetItem", request)
     item = result.get("Item")
     if not consistent:
@@ -582,7 +584,7 @@ def batch_get_item(service: DaxService, session: Session, arguments: list[Any], 
             if cached is MISSING:
                 missing.append(key)
             else:
-                reads.cached[key_bytes] = cached
+                reads.cached[key_bytes] = cached.item
         if missing:
             request_items[reads.table] = {"Keys": missing, **({"ConsistentRead": True} if reads.consistent else {})}
     result: dict[str, Any] = {"Responses": {}, "UnprocessedKeys": {}}

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -25,10 +24,18 @@ from dynastore import limits
 from dynastore.dax.methods import (
     ARGUMENT_COUNTS,
     AUTHORIZE_CONNECTION,
+    GET_ITEM,
     OPERATION_NAMES,
 )
 from dynastore.dax.service import INTERNAL_ERROR_ANSWER, DaxService, Session
-from dynastore.dax.wire import MAGIC, SERVICE_ID, Incomplete, ItemReader, MalformedFrame
+from dynastore.dax.wire import (
+    MAGIC,
+    SERVICE_ID,
+    Incomplete,
+    ItemReader,
+    MalformedFrame,
+    byte_string_at,
+)
 from dynastore.protocol.group_commit import run_request
 
 if TYPE_CHECKING:
@@ -40,6 +47,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("dynastore.dax")
 
+PLAIN_GET_ITEM = bytes([0x01, 0x1A]) + GET_ITEM.to_bytes(4, "big")
+"""1, getItem: the start of the request the fast path answers."""
+NULL = 0xF6
 HELLO_ITEMS = 4
 """After the magic bytes: layering, session id, client properties, types."""
 
@@ -74,7 +84,6 @@ class DaxConnection(asyncio.Protocol):
         self.busy = False
         """A request is running in a greenlet (a shared store): the next waits."""
         self.closed = False
-        self.last_activity = time.monotonic()
 
     # --- asyncio ---------------------------------------------------------------
 
@@ -95,9 +104,11 @@ class DaxConnection(asyncio.Protocol):
         self.server.service.connections = len(self.server.connections)
 
     def data_received(self, data: bytes) -> None:
+        if (data[:6] == PLAIN_GET_ITEM and self.greeted and not self.buffer and not self.pending
+                and not self.busy and not self.closed and self._cached_get_item(data, 0) == len(data)):
+            return  # the common case of a read-heavy client, answered from the item cache
         if self.closed:
             return
-        self.last_activity = time.monotonic()
         self.buffer += data
         try:
             self._read_requests()
@@ -123,6 +134,12 @@ class DaxConnection(asyncio.Protocol):
                 self.greeted = True
             while not reader.at_end():
                 start = reader.offset
+                if data.startswith(PLAIN_GET_ITEM, start) and not self.pending and not self.busy:
+                    end = self._cached_get_item(data, start)
+                    if end:
+                        reader.skip_to(end)
+                        consumed = end
+                        continue
                 request = self._read_request(reader, data, start)
                 consumed = reader.offset
                 if request is not None:
@@ -131,6 +148,33 @@ class DaxConnection(asyncio.Protocol):
             pass
         if consumed:
             del self.buffer[:consumed]
+
+    def _cached_get_item(self, data: bytes, start: int) -> int:
+        """The fast path of a cached GetItem (no parameters, an eventually
+        consistent read, the item cache holding the key): answered from the
+        cache's encoded answer; returns the request's end, else 0 (the full
+        path runs)."""
+        session = self.session
+        assert session is not None
+        table = byte_string_at(data, start + len(PLAIN_GET_ITEM))
+        if table is None or session.authorization_error is not None:
+            return 0
+        key = byte_string_at(data, table[1])
+        if key is None or key[1] >= len(data) or data[key[1]] != NULL:
+            return 0
+        try:
+            table_name = data[table[0]:table[1]].decode("utf-8")
+        except UnicodeDecodeError:
+            return 0
+        answer = self.server.service.cached_get_answer(session, table_name, data[key[0]:key[1]])
+        if answer is None:
+            return 0
+        group = self.server.group
+        if group is None:
+            self.send((200, b"", answer, b""), True)
+        else:  # after the replies the open group holds, if any (order kept)
+            group.hold(self, (200, b"", answer, b""), True)
+        return key[1] + 1
 
     def _read_hello(self, reader: ItemReader) -> None:
         magic = reader.raw(len(MAGIC))

@@ -79,6 +79,9 @@ class ItemReader:
     def offset(self) -> int:
         return self._stream.tell()
 
+    def skip_to(self, offset: int) -> None:
+        self._stream.seek(offset)
+
     def at_end(self) -> bool:
         return self._stream.tell() >= len(self._stream.getbuffer())
 
@@ -98,6 +101,27 @@ class ItemReader:
             raise Incomplete() from None
         except (cbor2.CBORDecodeError, ValueError, TypeError, OverflowError, MemoryError) as error:
             raise MalformedFrame(str(error)) from None
+
+
+def byte_string_at(data: bytes, offset: int) -> tuple[int, int] | None:
+    """(start, end) of the definite-length byte string whose head is at
+    ``offset``, or None (another item, or not all there)."""
+    if offset >= len(data):
+        return None
+    initial = data[offset]
+    if initial >> 5 != 2:
+        return None
+    info = initial & 31
+    if info < 24:
+        start, size = offset + 1, info
+    elif info == 24 and offset + 1 < len(data):
+        start, size = offset + 2, data[offset + 1]
+    elif info == 25 and offset + 2 < len(data):
+        start, size = offset + 3, int.from_bytes(data[offset + 1:offset + 3], "big")
+    else:
+        return None
+    end = start + size
+    return (start, end) if end <= len(data) else None
 
 
 def decode_all(data: bytes) -> list[Any]:

@@ -34,7 +34,7 @@ def test_an_unknown_method_or_broken_item_closes_only_that_connection(
 ) -> None:
     assert closed_after(dax_server, HELLO + bytes([0x01, 0x1A, 0x12, 0x34, 0x56, 0x78]))  # method 0x12345678
     assert closed_after(dax_server, HELLO + bytes([0x05]))  # not a request's service id
-    assert closed_after(dax_server, HELLO + bytes([0x01, 0x1A, 0x0F, 0xB2, 0xA4, 0x6A, 0x1C]))  # getItem, bad item
+    assert closed_after(dax_server, HELLO + bytes([0x01, 0x1A, 0x0F, 0xB0, 0xCC, 0x6A, 0x1C]))  # getItem, bad item
     key = {"pk": {"S": unique()}}
     dax.put_item(TableName=hash_table, Item={**key, "v": {"S": "fine"}})
     assert dax.get_item(TableName=hash_table, Key=key)["Item"]["v"] == {"S": "fine"}
@@ -45,7 +45,7 @@ def test_a_put_item_cut_short_stores_nothing(dax_server: DaxServerProcess, dax: 
     pk = unique()
     table = hash_table.encode()
     request = bytearray(HELLO)
-    request += bytes([0x01, 0x3A, 0x7D, 0x8F, 0x72, 0x56])  # 1, putItem (-2106490455)
+    request += bytes([0x01, 0x3A, 0x7D, 0x8E, 0x7E, 0x56])  # 1, putItem (-2106490455)
     request += bytes([0x58, len(table)]) + table
     request += bytes([0x58, len(pk)]) + pk.encode()
     request += bytes([0x5A, 0x00, 0x10, 0x00, 0x00, 0x01])  # values: a 1 MB byte string, of which 1 byte comes
