@@ -37,7 +37,7 @@ SIGNATURE_MISMATCH = (
 def authorize(server: DaxServer, session: Session, arguments: list[Any]) -> None:
     access_key_id, signature, string_to_sign, token = arguments[:4]
     try:
-        session.database = _namespace(server, access_key_id, signature, string_to_sign, token)
+        session.database, session.key = _namespace(server, access_key_id, signature, string_to_sign, token)
         session.authorization_error = None
     except DynamoDBError as error:
         session.authorization_error = error
@@ -45,8 +45,21 @@ def authorize(server: DaxServer, session: Session, arguments: list[Any]) -> None
     session.namespace = (session.database.account_id, session.database.region)
 
 
+def write_refused(session: Session, operation: str, table: str) -> AccessDeniedException:
+    """A ``readonly`` key asked DAX for a write: DynamoDB's words for it."""
+    key = session.key
+    assert key is not None
+    user = f"arn:aws:iam::{key.account_id}:user/{key.access_key_id}"
+    return AccessDeniedException(
+        f"User: {user} is not authorized to perform: dax:{operation} on resource: "
+        f"{session.database.table_arn(table)} because no identity-based policy allows the dax:{operation} action"
+    )
+
+
 def _namespace(server: DaxServer, access_key_id: Any, signature: Any, string_to_sign: Any,
-               token: Any) -> Any:
+               token: Any) -> tuple[Any, Any]:
+    """The namespace the connection reaches and its access key (None
+    without ``--credentials``)."""
     if not isinstance(string_to_sign, bytes | bytearray) or not isinstance(access_key_id, str):
         raise UnrecognizedClientException()
     lines = bytes(string_to_sign).decode("utf-8", "replace").split("\n")
@@ -55,6 +68,7 @@ def _namespace(server: DaxServer, access_key_id: Any, signature: Any, string_to_
         raise UnrecognizedClientException()
     day, region = scope[0], scope[1]
     account = DEFAULT_ACCOUNT_ID
+    key = None
     verifier = server.verifier
     if verifier is not None:
         key = verifier.keys.get(access_key_id)
@@ -70,7 +84,7 @@ def _namespace(server: DaxServer, access_key_id: Any, signature: Any, string_to_
             raise UnrecognizedClientException(SIGNATURE_MISMATCH)
         account = key.account_id
     try:
-        return Namespaces.of(server.database).get(account, region)
+        return Namespaces.of(server.database).get(account, region), key
     except ValueError as error:
         raise AccessDeniedException(str(error)) from None
     except TooManyNamespaces as error:

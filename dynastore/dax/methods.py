@@ -140,6 +140,11 @@ def key_schema(database: Database, table: str) -> KeySchema:
     try:
         return key_schema_of(database.table(table))
     except ResourceNotFoundException:
+        if database.storage.exclusive or not database.refresh_catalogue(check=True):
+            raise table_not_found() from None
+    try:  # another server over the same store created it (PostgreSQL)
+        return key_schema_of(database.table(table))
+    except ResourceNotFoundException:
         raise table_not_found() from None
 
 

@@ -24,7 +24,14 @@ from dynastore.dax.items import (
     plain_get_answer,
     stream_item,
 )
-from dynastore.dax.methods import METHODS
+from dynastore.dax.methods import (
+    BATCH_WRITE_ITEM,
+    DELETE_ITEM,
+    METHODS,
+    PUT_ITEM,
+    TRANSACT_WRITE_ITEMS,
+    UPDATE_ITEM,
+)
 from dynastore.dax.wire import (
     MalformedFrame,
     put_array_head,
@@ -64,13 +71,34 @@ DynamoDB error type that travels beside it."""
 OTHER_SERVICE_ERROR = [*_SERVICE_ERROR, 0]
 
 
+WRITE_METHODS = {
+    PUT_ITEM: "PutItem", UPDATE_ITEM: "UpdateItem", DELETE_ITEM: "DeleteItem",
+    BATCH_WRITE_ITEM: "BatchWriteItem", TRANSACT_WRITE_ITEMS: "TransactWriteItems",
+}
+"""What a ``readonly`` key may not ask for (docs/security.md)."""
+
+
+def first_table(arguments: list[Any]) -> str:
+    """The first table a write request names (for AccessDeniedException)."""
+    first = arguments[0] if arguments else None
+    if isinstance(first, dict):
+        first = next(iter(first), "*")
+    elif isinstance(first, list | tuple):
+        first = arguments[1][0] if len(arguments) > 1 and arguments[1] else "*"
+    if isinstance(first, bytes | bytearray):
+        return bytes(first).decode("utf-8", "replace")
+    return str(first)
+
+
 class Session:
     """One connection's state: the namespace its credentials reach."""
 
-    __slots__ = ("database", "namespace", "local_address", "authorization_error")
+    __slots__ = ("database", "namespace", "local_address", "authorization_error", "key")
 
     def __init__(self, database: Database, local_address: tuple[str, int]) -> None:
         self.database = database
+        self.key: Any = None
+        """The connection's access key (``--credentials``), None without."""
         self.namespace = (database.account_id, database.region)
         self.local_address = local_address
         self.authorization_error: DynamoDBError | None = None
@@ -147,6 +175,10 @@ class DaxService:
         try:
             if session.authorization_error is not None:
                 raise session.authorization_error
+            if method_id in WRITE_METHODS and session.key is not None and session.key.readonly:
+                from dynastore.dax.authorization import write_refused
+
+                raise write_refused(session, WRITE_METHODS[method_id], first_table(arguments))
             return method(self, session, arguments, raw)
         except MalformedFrame:
             raise

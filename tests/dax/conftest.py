@@ -44,13 +44,18 @@ class DaxServerProcess:
         self.http_port = free_port()
         self.dax_port = free_port()
         self.log = tempfile.TemporaryFile()
+        store = [] if "--postgres" in extra else ["--in-memory"]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "dynastore", "serve", "--in-memory", "--port", str(self.http_port),
+            [sys.executable, "-m", "dynastore", "serve", *store, "--port", str(self.http_port),
              "--dax-port", str(self.dax_port), *extra],
             stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, **(environment or {})},
         )
-        self.wait_for(self.http_port)
-        self.wait_for(self.dax_port)
+        try:
+            self.wait_for(self.http_port)
+            self.wait_for(self.dax_port)
+        except BaseException:
+            self.stop()
+            raise
 
     @property
     def endpoint(self) -> str:
@@ -84,6 +89,8 @@ class DaxServerProcess:
         return payload if path.endswith("prometheus") else orjson.loads(payload)
 
     def stop(self) -> None:
+        if self.log.closed:
+            return
         self.process.terminate()
         try:
             self.process.wait(timeout=10)
