@@ -143,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also speak Redis's protocol (RESP2/RESP3) on this port, over the same store "
         "(also $DYNASTORE_REDIS_PORT; off by default; docs/redis.md)",
     )
+    add_dax_options(serve)
     console = commands.add_parser(
         "console", help="serve the web console for any DynamoDB-compatible endpoint"
     )
@@ -158,6 +159,39 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_commands(commands)  # backup, restore, export, import (dynastore/commands/)
     return parser
+
+
+DAX_PORT_VARIABLE = "DYNASTORE_DAX_PORT"
+
+
+def add_dax_options(serve: argparse.ArgumentParser) -> None:
+    """The DAX endpoint's options (dynastore/dax/, docs/dax.md)."""
+    serve.add_argument(
+        "--dax-port", type=int, default=None,
+        help="also serve a DAX cluster endpoint on this port (dax://HOST:PORT, daxs:// with "
+        "--tls-cert; also $DYNASTORE_DAX_PORT; off by default; docs/dax.md)",
+    )
+    serve.add_argument(
+        "--dax-item-ttl-ms", type=float, default=None,
+        help="the DAX item cache's TTL (default 300000, DAX's 5 minutes; 0 turns it off)",
+    )
+    serve.add_argument(
+        "--dax-query-ttl-ms", type=float, default=None,
+        help="the DAX query cache's TTL (default 300000, DAX's 5 minutes; 0 turns it off)",
+    )
+
+
+def dax_port_from(arguments: argparse.Namespace) -> int | None:
+    """--dax-port, else $DYNASTORE_DAX_PORT, else None (no DAX endpoint)."""
+    if getattr(arguments, "dax_port", None) is not None:
+        return int(arguments.dax_port)
+    value = os.environ.get(DAX_PORT_VARIABLE)
+    if not value:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise SystemExit(f"dynastore: ${DAX_PORT_VARIABLE} must be a port number, not {value!r}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -261,6 +295,7 @@ def serve(arguments: argparse.Namespace) -> int:
             serve_until_signalled(
                 database, arguments.host, arguments.port, where, front, shared, tls,
                 verifier=security.verifier, redis_port=redis_port_from(arguments),
+                verifier=security.verifier, dax=arguments if dax_port_from(arguments) is not None else None,
             )
         )
     except CannotListen as error:
@@ -476,6 +511,7 @@ async def serve_until_signalled(
     tls: TlsSettings | None = None,
     verifier: SignatureVerifier | None = None,
     redis_port: int | None = None,
+    dax: argparse.Namespace | None = None,
 ) -> None:
     from dynastore.protocol.engine import EngineServer
     from dynastore.protocol.server import Server
@@ -527,6 +563,12 @@ async def serve_until_signalled(
             await server.stop()
             raise CannotListen(f"redis port {redis_port}: {error}") from error
         print(f"redis: redis://{redis_host}:{bound_redis_port}", flush=True)
+    dax_server = None
+    if dax is not None:  # the DAX endpoint beside the HTTP one (docs/dax.md)
+        from dynastore.dax import start_dax
+
+            dax_server = await start_dax(database, host, dax, server, tls, verifier)
+            raise CannotListen(f"DAX port: {error}") from error
     # Import the remaining operations once the first requests had their chance:
     # startup stays fast, and no later request pays for an import.
     loop.call_later(OPERATIONS_PRELOAD_DELAY_SECONDS, warm_up)
@@ -561,6 +603,8 @@ async def serve_until_signalled(
         job.stop()
     if redis is not None:
         await redis.stop()
+    if dax_server is not None:
+        await dax_server.stop()
     await server.stop()
     if server.failure is not None:
         raise StorageFailed(str(server.failure)) from server.failure

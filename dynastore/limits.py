@@ -258,3 +258,13 @@ REDIS_HOT_KEYS_TRACKED = 10_000
 """Keys whose operations are counted for the hot-key view (the cold half is dropped past it)."""
 REDIS_COMMAND_SPELLINGS_CACHED = 4096
 """Distinct spellings of command names (GET, get...) the dispatcher remembers."""
+
+# --- DAX endpoint (dynastore/dax/, docs/dax.md) ------------------------------------
+DAX_DEFAULT_PORT = 8111  # the port DAX clients assume for dax:// (daxs:// assumes 9111)
+DAX_ITEM_TTL_MS_DEFAULT = 5 * 60 * 1000  # DAX's default item cache TTL: 5 minutes
+DAX_QUERY_TTL_MS_DEFAULT = 5 * 60 * 1000  # DAX's default query cache TTL: 5 minutes
+DAX_CACHE_MAX_BYTES = 256 * 1024 * 1024  # each of the two caches' LRU bound (also $DYNASTORE_DAX_CACHE_MAX_BYTES)
+DAX_CACHE_ENTRY_OVERHEAD_BYTES = 128  # what a cache entry costs beside its encoded bytes (key, bookkeeping)
+DAX_REQUEST_MAX_BYTES = 20 * 1024 * 1024  # a DAX request larger than this closes its connection (16 MB of items and room for framing)
+DAX_ATTRIBUTE_LISTS_MAX = 1_000_000  # distinct attribute name lists the node defines (ids are never reused)
+DAX_MAX_CONNECTIONS = 1024  # connections the DAX endpoint holds at once; more are closed on arrival

@@ -42,6 +42,9 @@ ADMIN_PROXY_ROUTES: dict[bytes, tuple[bytes, str]] = {
     b"/console/admin/metrics": (b"GET", "/_dynastore/metrics"),
     b"/console/admin/throughput": (b"POST", "/_dynastore/throughput"),
     b"/console/admin/identity": (b"GET", "/_dynastore/identity"),
+    # The DAX card (views/dax.js): the endpoint's cache figures and the flush (docs/dax.md).
+    b"/console/admin/dax": (b"GET", "/_dynastore/dax"),
+    b"/console/admin/dax/flush": (b"POST", "/_dynastore/dax/flush"),
     # The Import / Export page's progress: exports in progress, every import
     # with its errors, backups and restores being made (docs/admin.md).
     b"/console/admin/exports/jobs": (b"GET", "/_dynastore/exports/jobs"),

@@ -31,6 +31,7 @@ from dynastore.admin_time import ADMIN_TIME_PATHS, handle_admin_time
 from dynastore.backups.admin import ADMIN_JOBS_PATH, handle_admin_jobs
 from dynastore.backups.export_admin import ADMIN_EXPORT_JOBS_PATH, handle_admin_export_jobs
 from dynastore.backups.import_admin import ADMIN_IMPORTS_PATH, handle_admin_imports
+from dynastore.dax.admin import ADMIN_DAX_PATH, dax_prometheus, handle_admin_dax, with_dax_metrics
 from dynastore.engine.namespaces import DEFAULT_ACCOUNT_ID, DEFAULT_REGION
 from dynastore.errors import (
     AccessDeniedException,
@@ -81,6 +82,7 @@ ADMIN_ROUTES: dict[bytes, AdminHandler] = {
     ADMIN_JOBS_PATH.encode(): handle_admin_jobs,
     ADMIN_EXPORT_JOBS_PATH.encode(): handle_admin_export_jobs,
     ADMIN_IMPORTS_PATH.encode(): handle_admin_imports,
+    ADMIN_DAX_PATH.encode(): handle_admin_dax,  # the DAX endpoint's figures and cache flush (docs/dax.md)
 }
 
 IDENTITY_PATH = b"/_dynastore/identity"
@@ -255,10 +257,13 @@ class Application:
             return ADMIN_NOT_FOUND
         try:
             if handler is handle_admin_metrics and method == b"GET" and b"format=prometheus" in query:
-                return (200, PROMETHEUS_CONTENT_TYPE.encode(), prometheus_metrics(database), b"")
+                metrics = prometheus_metrics(database) + dax_prometheus(database)
+                return (200, PROMETHEUS_CONTENT_TYPE.encode(), metrics, b"")
             status, answer = handler(
                 database, method.decode("latin-1"), path.decode("latin-1"), body or None
             )
+            if handler is handle_admin_metrics and status == 200 and method == b"GET":
+                answer = with_dax_metrics(database, answer)
         except Exception:
             logger.exception("internal error in the admin API at %r", url)
             return (500, APPLICATION_JSON, b'{"message":"Internal server error"}', b"")

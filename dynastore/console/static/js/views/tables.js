@@ -5,6 +5,7 @@ import { GENERATORS } from "../codegen.js";
 import { keySchemaOf } from "../ddb.js";
 import { go, refreshSidebar, setPageKeys, tableHash } from "../nav.js";
 import { clear, copyText, field, formatBytes, formatCount, h, modal, select, spinner, toast } from "../ui.js";
+import { daxCard } from "./dax.js";
 
 const DESCRIBE_CONCURRENCY = 8;
 
@@ -13,8 +14,10 @@ export async function renderTableList(view) {
   view.append(h("div", { class: "page-head" }, h("h1", {}, "Tables"), h("div", { class: "spacer" }),
     h("button", { onclick: () => go("#/") }, "Refresh"), h("button", { class: "primary", "data-write": true, onclick: () => go("#/create") }, "+ Create table")), body);
   const names = await listAllTables();
+  const dax = daxCard().catch(() => null);  // a card only when the server serves DAX (views/dax.js)
   if (!names.length) {
     clear(body, h("div", { class: "card empty" }, h("p", {}, "No tables yet."), h("button", { class: "primary", "data-write": true, onclick: () => go("#/create") }, "Create your first table")));
+    appendDax(body, dax);
     return;
   }
   const descriptions = await describeAll(names);
@@ -25,7 +28,13 @@ export async function renderTableList(view) {
     h("div", { class: "table-wrap" }, h("table", { class: "grid", id: "tables-grid" },
       h("thead", {}, h("tr", {}, ["Name", "Status", "Partition key", "Sort key", "Items", "Size", "Capacity", "Indexes", ""].map((label, i) => h("th", { class: i === 4 || i === 5 ? "num" : "" }, label)))),
       h("tbody", {}, rows))));
+  appendDax(body, dax);
   keyboardRows(body.querySelector("tbody"), (row) => go(tableHash(row.dataset.table)));
+}
+
+async function appendDax(body, pending) {
+  const card = await pending;
+  if (card) body.append(card);
 }
 
 async function describeAll(names) {

@@ -1,0 +1,59 @@
+"""Bytes that are not DAX's protocol close that connection only: other
+clients keep being served, and nothing of the broken request is stored."""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+from tests.dax.conftest import DaxServerProcess, unique
+
+HELLO = b"gJ7yne5G" + bytes([0x00, 0xF6, 0xA1, 0x69]) + b"UserAgent" + bytes([0x64]) + b"test" + bytes([0x00])
+"""The client's hello: magic, no layering, no session, {UserAgent: test}, no types."""
+
+
+def closed_after(server: DaxServerProcess, payload: bytes) -> bool:
+    """Send ``payload``; True once the server closed the connection."""
+    with socket.create_connection(("127.0.0.1", server.dax_port), timeout=5) as sock:
+        sock.sendall(payload)
+        try:
+            while sock.recv(4096):
+                pass
+        except TimeoutError:
+            return False
+    return True
+
+
+def test_a_bad_hello_closes_the_connection(dax_server: DaxServerProcess, dax: Any, hash_table: str) -> None:
+    assert closed_after(dax_server, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    dax.put_item(TableName=hash_table, Item={"pk": {"S": unique()}})
+
+
+def test_an_unknown_method_or_broken_item_closes_only_that_connection(
+    dax_server: DaxServerProcess, dax: Any, ddb: Any, hash_table: str
+) -> None:
+    assert closed_after(dax_server, HELLO + bytes([0x01, 0x1A, 0x12, 0x34, 0x56, 0x78]))  # method 0x12345678
+    assert closed_after(dax_server, HELLO + bytes([0x05]))  # not a request's service id
+    assert closed_after(dax_server, HELLO + bytes([0x01, 0x1A, 0x0F, 0xB0, 0xCC, 0x6A, 0x1C]))  # getItem, bad item
+    key = {"pk": {"S": unique()}}
+    dax.put_item(TableName=hash_table, Item={**key, "v": {"S": "fine"}})
+    assert dax.get_item(TableName=hash_table, Key=key)["Item"]["v"] == {"S": "fine"}
+
+
+def test_a_put_item_cut_short_stores_nothing(dax_server: DaxServerProcess, dax: Any, ddb: Any,
+                                             hash_table: str) -> None:
+    pk = unique()
+    table = hash_table.encode()
+    request = bytearray(HELLO)
+    request += bytes([0x01, 0x3A, 0x7D, 0x8E, 0x7E, 0x56])  # 1, putItem (-2106490455)
+    request += bytes([0x58, len(table)]) + table
+    request += bytes([0x58, len(pk)]) + pk.encode()
+    request += bytes([0x5A, 0x00, 0x10, 0x00, 0x00, 0x01])  # values: a 1 MB byte string, of which 1 byte comes
+    with socket.create_connection(("127.0.0.1", dax_server.dax_port), timeout=5) as sock:
+        sock.sendall(bytes(request))
+    assert "Item" not in ddb.get_item(TableName=hash_table, Key={"pk": {"S": pk}})
+    garbage = bytes(request[:-6]) + bytes([0x41, 0xFF, 0xFF])  # values: one byte, then a stray break
+    assert closed_after(dax_server, garbage)
+    assert "Item" not in ddb.get_item(TableName=hash_table, Key={"pk": {"S": pk}})
+    dax.put_item(TableName=hash_table, Item={"pk": {"S": pk}})
+    assert "Item" in ddb.get_item(TableName=hash_table, Key={"pk": {"S": pk}})
