@@ -96,6 +96,9 @@ class Target:
     reads_old: bool = True
     by_service: bool = False
     """A deletion by DynamoDB itself (TTL): its stream record says so."""
+    replicated_from: str | None = None
+    """A global table's write arriving from the replica in this region
+    (dynastore/replication/): it is not replicated again."""
 
 
 @dataclass(slots=True)

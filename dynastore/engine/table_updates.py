@@ -130,8 +130,6 @@ def check_update_combination(request: Mapping[str, Any], changes: set[str]) -> N
 def check_update_unsupported(request: Mapping[str, Any], changes: set[str]) -> None:
     if "SSESpecification" in changes:
         raise unsupported("SSESpecification")
-    if "ReplicaUpdates" in changes:
-        raise unsupported("ReplicaUpdates")
     stream = request.get("StreamSpecification")
     if stream is None:
         return
