@@ -45,6 +45,8 @@ from dynastore.backups.pitr import CHANGE_LOG_EXTENSION, log_change
 from dynastore.engine import indexes as index_engine
 from dynastore.engine.streams import STREAM_EXTENSION
 from dynastore.errors import TransactionConflictException, ValidationException
+from dynastore.replication.queue import replication_changes
+from dynastore.replication.replicas import REPLICATION_EXTENSION
 from dynastore.storage.base import (
     ABSENT,
     UNCONDITIONAL,
@@ -255,6 +257,9 @@ def _build(
             log = schema.extensions.get(CHANGE_LOG_EXTENSION)
             if log is not None:
                 derived.append(log_change(database, log, old_row, target.pk, target.sk))
+            if REPLICATION_EXTENSION in schema.extensions and target.replicated_from is None:
+                # A global table: the item's version and its way to the other replicas.
+                derived.extend(replication_changes(database, schema, target.pk, target.sk, new_row, target.by_service))
         written.append(Written(old_row, new_row, units))
     commit.changes.extend(derived)
     for appends in streams.values():

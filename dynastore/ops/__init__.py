@@ -140,6 +140,8 @@ def dispatch(database: Database, operation: str, request: dict[str, Any]) -> dic
         raise UnknownOperationException() from None
     validate_request(operation, request)
     database.faults.armed and database.faults.before(operation, request)  # docs/faults.md
+    if database.replication is not None:  # global tables: replicated writes now due arrive first
+        database.replication.catch_up(database)
     if not database.storage.exclusive:  # other servers change the catalogue too
         database.refresh_catalogue(check=operation in CATALOGUE_OPERATIONS)
         handler = _CURRENT.get(handler) or _CURRENT.setdefault(handler, _on_the_current_catalogue(handler))

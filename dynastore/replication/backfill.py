@@ -24,9 +24,11 @@ from dynastore import limits
 from dynastore.replication.replicas import ACTIVE, CREATING, REPLICA_STREAM_VIEW, replica_set
 from dynastore.storage.base import HASH_SPACE, Commit, Row
 from dynastore.storage.errors import StorageUnavailable
+from dynastore.types.keys import partition_hash
 
 if TYPE_CHECKING:
     from dynastore.database import Database
+    from dynastore.engine.schema import TableSchema
 
 logger = logging.getLogger("dynastore.replication")
 
@@ -68,7 +70,7 @@ class ReplicaBackfill:
         rows = list(islice(storage.scan(source.table_id, 0, HASH_SPACE, exclusive_start=self.position), batch_rows))
         more = len(rows) == batch_rows
         position = (rows[-1].pk_hash, rows[-1].pk, rows[-1].sk) if more else None
-        copy_rows(database, schema.name, rows, own.source)
+        copy_rows(database, region_database(database, own.source), source, rows)
         storage.commit(Commit(changes=[database.job_position_change(self.job_name, position)]))
         if more:
             self.position = position
@@ -99,21 +101,48 @@ class ReplicaBackfill:
         return True
 
 
-def copy_rows(database: Database, table_name: str, rows: list[Row], source_region: str) -> None:
-    """Write the source's ``rows`` the replica lacks, through the write path."""
+def copy_rows(database: Database, source: Database, source_schema: TableSchema, rows: list[Row]) -> None:
+    """Write the source's ``rows`` the replica lacks, with their versions,
+    through the write path (last writer wins: a newer version there stays)."""
     from dynastore import write_path
+    from dynastore.replication.queue import parse_version, version_key
 
-    schema = database.tables[table_name]
-    targets = [write_path.item_target(schema, row.pk, row.sk) for row in rows]
-    for target in targets:
-        target.replicated_from = source_region
-    if not targets:
+    if not rows:
         return
+    schema = database.tables[source_schema.name]
+    versions = [
+        source.storage.get(source.replication_versions_id, version_key(source_schema.table_id, row.pk), row.sk)
+        for row in rows
+    ]
+    targets: list[write_path.Target] = []
+    for row in rows:
+        item = write_path.item_target(schema, row.pk, row.sk)
+        item.replicated_from = source.region
+        targets.append(item)
+        targets.append(write_path.Target(database.replication_versions_id, version_key(schema.table_id, row.pk), row.sk))
 
     def decide(old_rows: list[Row | None], _: frozenset[int]) -> list[write_path.Decision]:
-        return [row if old is None else None for row, old in zip(rows, old_rows, strict=True)]
+        decisions: list[write_path.Decision] = []
+        for position, row in enumerate(rows):
+            old_item, old_version = old_rows[2 * position], old_rows[2 * position + 1]
+            version = parse_version(versions[position])
+            copy = old_item is None and old_version is None
+            if not copy and version is not None and old_version is not None:
+                copy = version.newer_than(parse_version(old_version))
+            decisions.append(row if copy else None)
+            decisions.append(_version_copy(versions[position], schema, row) if copy and version else None)
+        return decisions
 
     write_path.write(database, targets, decide, conflicts=write_path.RETRY_ALL, index_lag=False)
+
+
+def _version_copy(version: Row | None, schema: TableSchema, row: Row) -> Row | None:
+    from dynastore.replication.queue import version_key
+
+    if version is None:
+        return None
+    key = version_key(schema.table_id, row.pk)
+    return Row(partition_hash(key), key, row.sk, version.item, version.size)
 
 
 def resume_replica_backfills(database: Database) -> None:

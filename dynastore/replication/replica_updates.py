@@ -98,7 +98,7 @@ def check_replica_updates(database: Database, request: dict[str, Any]) -> list[R
         settings = element[kind] if isinstance(element[kind], dict) else {}
         if kind == "Update" and not any(settings.get(name) is not None for name in CREATE_OVERRIDES):
             raise ValidationException("There are no actions specified in the Replica Update Action of the request.")
-        action = ReplicaAction(kind, settings.get("RegionName"), settings)
+        action = ReplicaAction(kind, str(settings.get("RegionName")), settings)
         if action not in actions:  # identical actions are taken once
             actions.append(action)
     if sum(action.kind != "Update" for action in actions) > 1:
@@ -168,6 +168,9 @@ def create_replica(database: Database, schema: TableSchema, action: ReplicaActio
     replicas = current.with_replica(Replica(action.region, CREATING, database.region, overrides))
     if STREAM_EXTENSION not in schema.extensions:
         schema = database.streams.enable(schema, REPLICATED_STREAM_VIEW, now)
+    from dynastore.replication.replicator import attach_all
+
+    attach_all(database)  # from now on every write of the table is replicated
     target.create_table(_replica_schema(target, schema, replicas, overrides, now))
     schema = _publish(database, schema, replicas)
     from dynastore.replication.backfill import start_replica_backfill
