@@ -285,8 +285,10 @@ class Replicator:
         units = write_units(max(sizes)) if sizes else 1.0
         counters.write_units += units
         throughput = target.throughput
-        if throughput is not None:  # rWCU / rWRU in the receiving region
-            throughput.state(schema, now).table.charge(0.0, units, now)
+        if throughput is not None:  # rWCU / rWRU in the receiving region, its table and partition
+            state = throughput.state(schema, now)
+            state.table.charge(0.0, units, now)
+            state.partition(partition_hash(write.pk), now).charge(0.0, units, now)
 
     # --- what the admin route shows ---------------------------------------------------
     def pending(self, source: Database, target_region: str) -> tuple[int, float | None]:
