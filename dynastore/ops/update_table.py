@@ -35,6 +35,7 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     table_settings.check_throughput_bounds(request)
     changes = table_updates.requested_changes(request)
     table_updates.check_update_has_changes(request, changes)
+    replica_updates.check_only_replica_changes(changes)
     table_updates.check_update_combination(request, changes)
     table_updates.check_update_unsupported(request, changes)
     global_index_updates.check_index_updates_shape(request)

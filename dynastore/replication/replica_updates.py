@@ -98,6 +98,10 @@ def check_replica_updates(database: Database, request: dict[str, Any]) -> list[R
         settings = element[kind] if isinstance(element[kind], dict) else {}
         if kind == "Update" and not any(settings.get(name) is not None for name in CREATE_OVERRIDES):
             raise ValidationException("There are no actions specified in the Replica Update Action of the request.")
+        if settings.get("KMSMasterKeyId") is not None:
+            from dynastore.engine.table_settings import unsupported
+
+            raise unsupported("KMSMasterKeyId")
         action = ReplicaAction(kind, str(settings.get("RegionName")), settings)
         if action not in actions:  # identical actions are taken once
             actions.append(action)
@@ -117,11 +121,13 @@ def check_replica_updates(database: Database, request: dict[str, Any]) -> list[R
             "dynastore --single-region keeps one namespace for every region, so a table cannot "
             "have replicas in other regions (see docs/global-tables.md)"
         )
-    if any(action.kind == "Update" for action in actions):
-        from dynastore.engine.table_settings import unsupported
-
-        raise unsupported("ReplicaUpdates Update")
     return actions
+
+
+def check_only_replica_changes(changes: set[str]) -> None:
+    """ReplicaUpdates combine with no other change (DDB-TABLE-257)."""
+    if "ReplicaUpdates" in changes and len(changes) > 1:
+        raise ValidationException("Requests that modify replicas or witnesses must not also modify other fields")
 
 
 def check_stream_change(schema: TableSchema, request: dict[str, Any]) -> None:
@@ -142,6 +148,62 @@ def apply_replica_updates(
             schema = create_replica(database, schema, action, now)
         elif action.kind == "Delete":
             schema = delete_replica(database, schema, action.region)
+        else:
+            schema = update_replica(database, schema, action, now)
+    return schema
+
+
+def update_replica(database: Database, schema: TableSchema, action: ReplicaAction, now: float) -> TableSchema:
+    """ReplicaUpdates Update: the replica's own throughput, on-demand limits,
+    GSI settings and table class (its entry in the set echoes them)."""
+    from dynastore.engine.table_settings import PAY_PER_REQUEST, check_table_class
+
+    current = replica_set(schema)
+    replica = current.member(action.region) if current is not None else None
+    if current is None or replica is None:
+        raise _not_members(action.region)
+    settings = action.settings
+    if settings.get("ProvisionedThroughputOverride") and schema.billing_mode == PAY_PER_REQUEST:
+        raise ValidationException(
+            "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST"
+        )
+    if settings.get("TableClassOverride") is not None:
+        check_table_class(settings["TableClassOverride"])
+    member_database = database if action.region == database.region else region_database(database, action.region)
+    member = member_database.tables.get(schema.name)
+    if member is not None:
+        member_database.update_table(_with_overrides(member, settings))
+    overrides = {**replica.overrides, **{name: settings[name] for name in CREATE_OVERRIDES if settings.get(name)}}
+    replicas = current.with_replica(replace(replica, overrides=overrides))
+    publish_replica_set(database, schema.name, replicas)
+    return database.tables[schema.name]
+
+
+def _with_overrides(schema: TableSchema, settings: dict[str, Any]) -> TableSchema:
+    """A replica's definition with an Update's (or a Create's) overrides applied."""
+    read = (settings.get("ProvisionedThroughputOverride") or {}).get("ReadCapacityUnits")
+    if read is not None and schema.billing_mode == "PROVISIONED":
+        schema = replace(schema, read_capacity_units=int(read), warm_read_units=max(schema.warm_read_units, int(read)))
+    on_demand = (settings.get("OnDemandThroughputOverride") or {}).get("MaxReadRequestUnits")
+    if on_demand is not None:
+        schema = replace(schema, on_demand_max_read_units=None if int(on_demand) == -1 else int(on_demand))
+    if settings.get("TableClassOverride"):
+        schema = replace(schema, table_class=str(settings["TableClassOverride"]), table_class_reported=True)
+    index_settings = {entry.get("IndexName"): entry for entry in settings.get("GlobalSecondaryIndexes") or ()
+                      if isinstance(entry, dict)}
+    if index_settings:
+        indexes = []
+        for index in schema.indexes:
+            entry = index_settings.get(index.name)
+            if entry is not None and index.is_global:
+                index_read = (entry.get("ProvisionedThroughputOverride") or {}).get("ReadCapacityUnits")
+                if index_read is not None:
+                    index = replace(index, read_capacity_units=int(index_read))
+                index_on_demand = (entry.get("OnDemandThroughputOverride") or {}).get("MaxReadRequestUnits")
+                if index_on_demand is not None:
+                    index = replace(index, on_demand_max_read_units=int(index_on_demand))
+            indexes.append(index)
+        schema = replace(schema, indexes=tuple(indexes))
     return schema
 
 
@@ -190,7 +252,6 @@ def _replica_schema(
         extensions[TTL_EXTENSION] = dict(source.extensions[TTL_EXTENSION])
     if STREAM_EXTENSION in source.extensions:  # the view type the stream gets when the replica is ACTIVE
         extensions[replica_sets.REPLICA_STREAM_VIEW] = source.extensions[STREAM_EXTENSION]["view_type"]
-    throughput = overrides.get("ProvisionedThroughputOverride") or {}
     created = replace(
         source,
         table_id=0,
@@ -204,11 +265,7 @@ def _replica_schema(
         extensions=extensions,
         generation=0,
     )
-    if throughput.get("ReadCapacityUnits") is not None and source.billing_mode == "PROVISIONED":
-        created = replace(created, read_capacity_units=int(throughput["ReadCapacityUnits"]))
-    if overrides.get("TableClassOverride"):
-        created = replace(created, table_class=str(overrides["TableClassOverride"]), table_class_reported=True)
-    return created
+    return _with_overrides(created, overrides)
 
 
 def _publish(database: Database, schema: TableSchema, replicas: ReplicaSet) -> TableSchema:

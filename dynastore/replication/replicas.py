@@ -124,17 +124,27 @@ def with_replica_set(schema: TableSchema, replicas: ReplicaSet | None) -> TableS
     return replace(schema, extensions=extensions)
 
 
-def replica_description(replica: Replica) -> dict[str, Any]:
-    """One entry of DescribeTable's ``Replicas`` (ReplicaDescription)."""
+SETTINGS_REPLICATION_MODE = "ENABLED_WITH_OVERRIDES"
+"""GlobalTableSettingsReplicationMode of a table with replicas (ack-api-quirks DDB-TABLE-320)."""
+
+
+def replica_description(replica: Replica, member: TableSchema | None = None) -> dict[str, Any]:
+    """One entry of DescribeTable's ``Replicas`` (ReplicaDescription): what
+    the replica does not inherit, its WarmThroughput (its table's, when it
+    exists yet) and the settings replication mode (DDB-TABLE-201/229)."""
     entry: dict[str, Any] = {"RegionName": replica.region, "ReplicaStatus": replica.status}
     if replica.status == CREATING:
         entry["ReplicaStatusPercentProgress"] = "0"
     overrides = replica.overrides
-    for member in ("ProvisionedThroughputOverride", "OnDemandThroughputOverride", "GlobalSecondaryIndexes"):
-        if overrides.get(member):
-            entry[member] = overrides[member]
+    for name in ("KMSMasterKeyId", "ProvisionedThroughputOverride", "OnDemandThroughputOverride", "GlobalSecondaryIndexes"):
+        if overrides.get(name):
+            entry[name] = overrides[name]
+    if member is not None:
+        entry["WarmThroughput"] = {"ReadUnitsPerSecond": member.warm_read_units,
+                                   "WriteUnitsPerSecond": member.warm_write_units, "Status": "ACTIVE"}
     if overrides.get("TableClassOverride"):
         entry["ReplicaTableClassSummary"] = {"TableClass": overrides["TableClassOverride"]}
+    entry["GlobalTableSettingsReplicationMode"] = SETTINGS_REPLICATION_MODE
     return entry
 
 
@@ -142,11 +152,17 @@ def describe_replication(database: Database, schema: TableSchema, description: d
     """Add a global table's members to its TableDescription: the other
     replicas, GlobalTableVersion, and UPDATING while a replica is being
     created or deleted (the table being created itself says CREATING)."""
+    from dynastore.replication.replica_updates import region_database
+
     replicas = replica_set(schema)
     if replicas is None:
         return
     description["GlobalTableVersion"] = replicas.version
-    description["Replicas"] = [replica_description(replica) for replica in replicas.others(database.region)]
+    description["Replicas"] = [
+        replica_description(replica, region_database(database, replica.region).tables.get(schema.name))
+        for replica in replicas.others(database.region)
+    ]
+    description["GlobalTableSettingsReplicationMode"] = SETTINGS_REPLICATION_MODE
     if replicas.consistency == STRONG:
         description["MultiRegionConsistency"] = STRONG
     own = replicas.member(database.region)

@@ -55,11 +55,11 @@ def global_table(regional: Callable[[str], Any], unique_name: Callable[[str], st
 
     def make(**extra: Any) -> str:
         name = unique_name("global")
-        regional(EAST).create_table(
-            TableName=name, KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST", **extra,
-        )
+        regional(EAST).create_table(**{
+            "TableName": name, "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+            "BillingMode": "PAY_PER_REQUEST", **extra,
+        })
         names.append(name)
         return name
 
@@ -109,13 +109,19 @@ def test_a_replica_is_the_table_in_another_region_filled_from_its_items(
     assert error_of(excinfo)[0] == "ResourceNotFoundException"
     answer = add_replica(regional, name, WEST)
     assert answer["TableStatus"] == "UPDATING"
-    assert answer["Replicas"] == [{"RegionName": WEST, "ReplicaStatus": "CREATING", "ReplicaStatusPercentProgress": "0"}]
+    assert [(entry["RegionName"], entry["ReplicaStatus"]) for entry in answer["Replicas"]] == [(WEST, "CREATING")]
     assert answer["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
     home = east.describe_table(TableName=name)["Table"]
     replica = west.describe_table(TableName=name)["Table"]
     assert home["GlobalTableVersion"] == replica["GlobalTableVersion"] == "2019.11.21"
-    assert home["Replicas"] == [{"RegionName": WEST, "ReplicaStatus": "ACTIVE"}]
-    assert replica["Replicas"] == [{"RegionName": EAST, "ReplicaStatus": "ACTIVE"}]
+    # An entry without overrides: what DynamoDB shows (ack-api-quirks DDB-TABLE-201/229).
+    warm = {"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 4000, "Status": "ACTIVE"}
+    assert home["Replicas"] == [{"RegionName": WEST, "ReplicaStatus": "ACTIVE", "WarmThroughput": warm,
+                                 "GlobalTableSettingsReplicationMode": "ENABLED_WITH_OVERRIDES"}]
+    assert replica["Replicas"] == [{"RegionName": EAST, "ReplicaStatus": "ACTIVE", "WarmThroughput": warm,
+                                    "GlobalTableSettingsReplicationMode": "ENABLED_WITH_OVERRIDES"}]
+    assert home["GlobalTableSettingsReplicationMode"] == "ENABLED_WITH_OVERRIDES"
+    assert "MultiRegionConsistency" not in home  # shown only as STRONG
     assert replica["TableArn"] == home["TableArn"].replace(EAST, WEST)
     assert replica["TableId"] != home["TableId"]
     assert replica["KeySchema"] == home["KeySchema"]
@@ -203,12 +209,13 @@ def test_deleting_the_last_replica_makes_a_regional_table_again(
     add_replica(regional, name, WEST)
     answer = east.update_table(TableName=name, ReplicaUpdates=[{"Delete": {"RegionName": WEST}}])["TableDescription"]
     assert answer["TableStatus"] == "UPDATING"
-    assert answer["Replicas"] == [{"RegionName": WEST, "ReplicaStatus": "DELETING"}]
+    assert [(entry["RegionName"], entry["ReplicaStatus"]) for entry in answer["Replicas"]] == [(WEST, "DELETING")]
     with pytest.raises(ClientError) as excinfo:
         west.describe_table(TableName=name)
     assert error_of(excinfo)[0] == "ResourceNotFoundException"
     table = wait_active(east, name)
     assert "Replicas" not in table and "GlobalTableVersion" not in table
+    assert "GlobalTableSettingsReplicationMode" not in table
     assert table["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
     east.update_table(TableName=name, StreamSpecification={"StreamEnabled": False})  # allowed again
 
@@ -227,3 +234,97 @@ def test_three_regions_each_list_the_others_and_a_deleted_member_is_forgotten(
     regional(EUROPE).delete_table(TableName=name)  # DeleteTable of a replica leaves the others global
     for region, other in ((EAST, WEST), (WEST, EAST)):
         assert [replica["RegionName"] for replica in regional(region).describe_table(TableName=name)["Table"]["Replicas"]] == [other]
+
+
+def test_replica_updates_change_nothing_else(regional: Callable[[str], Any], global_table: Callable[..., str]) -> None:
+    name = global_table()
+    with pytest.raises(ClientError) as excinfo:
+        regional(EAST).update_table(TableName=name, DeletionProtectionEnabled=True,
+                                    ReplicaUpdates=[{"Create": {"RegionName": WEST}}])
+    assert error_of(excinfo) == (
+        "ValidationException", "Requests that modify replicas or witnesses must not also modify other fields")
+
+
+def test_a_replica_update_sets_that_replicas_own_settings(
+    regional: Callable[[str], Any], global_table: Callable[..., str]
+) -> None:
+    name = global_table(BillingMode="PROVISIONED", ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
+    east, west = regional(EAST), regional(WEST)
+    east.update_table(TableName=name, ReplicaUpdates=[{"Create": {
+        "RegionName": WEST, "ProvisionedThroughputOverride": {"ReadCapacityUnits": 7}}}])
+    wait_active(east, name, WEST)
+    assert west.describe_table(TableName=name)["Table"]["ProvisionedThroughput"]["ReadCapacityUnits"] == 7
+    answer = east.update_table(TableName=name, ReplicaUpdates=[{"Update": {
+        "RegionName": WEST, "ProvisionedThroughputOverride": {"ReadCapacityUnits": 9},
+        "TableClassOverride": "STANDARD_INFREQUENT_ACCESS"}}])["TableDescription"]
+    assert answer["TableStatus"] == "UPDATING"
+    replica = west.describe_table(TableName=name)["Table"]
+    assert replica["ProvisionedThroughput"]["ReadCapacityUnits"] == 9
+    assert replica["ProvisionedThroughput"]["WriteCapacityUnits"] == 5  # writes are the group's
+    assert replica["TableClassSummary"]["TableClass"] == "STANDARD_INFREQUENT_ACCESS"
+    entry = east.describe_table(TableName=name)["Table"]["Replicas"][0]
+    assert entry["ProvisionedThroughputOverride"] == {"ReadCapacityUnits": 9}
+    assert entry["ReplicaTableClassSummary"] == {"TableClass": "STANDARD_INFREQUENT_ACCESS"}
+    assert east.describe_table(TableName=name)["Table"]["ProvisionedThroughput"]["ReadCapacityUnits"] == 5
+    assert refused(east, name, [{"Update": {"RegionName": EUROPE, "TableClassOverride": "STANDARD"}}]) == (
+        "ValidationException", (
+            "Update global table operation failed because one or more replicas were not part of the global "
+            f"table. Please retry the request without these replicas: [{EUROPE}]."))
+
+
+def test_a_provisioned_override_on_an_on_demand_table_is_refused_by_update(
+    regional: Callable[[str], Any], global_table: Callable[..., str]
+) -> None:
+    name = global_table()
+    add_replica(regional, name, WEST)
+    assert refused(regional(EAST), name, [{"Update": {
+        "RegionName": WEST, "ProvisionedThroughputOverride": {"ReadCapacityUnits": 9}}}]) == (
+        "ValidationException",
+        "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST")
+
+
+def test_describe_table_replica_auto_scaling(regional: Callable[[str], Any], global_table: Callable[..., str]) -> None:
+    name = global_table()
+    east = regional(EAST)
+    with pytest.raises(ClientError) as excinfo:
+        east.describe_table_replica_auto_scaling(TableName=name)
+    assert error_of(excinfo) == ("ResourceNotFoundException", f"Global table with name: '{name}' does not exist.")
+    add_replica(regional, name, WEST)
+    add_replica(regional, name, EUROPE)
+    described = east.describe_table_replica_auto_scaling(TableName=name)["TableAutoScalingDescription"]
+    assert described["TableName"] == name and described["TableStatus"] == "ACTIVE"
+    assert [(replica["RegionName"], replica["ReplicaStatus"]) for replica in described["Replicas"]] == [
+        (EUROPE, "ACTIVE"), (EAST, "ACTIVE"), (WEST, "ACTIVE")]
+
+
+def test_the_legacy_api_answers_as_dynamodb_does_today(
+    regional: Callable[[str], Any], global_table: Callable[..., str]
+) -> None:
+    """DynamoDB no longer creates 2017.11.29 global tables (measured live:
+    ack-api-quirks DDB-GLOBALTABLE-001/002/004), and its legacy calls do not
+    see 2019.11.21 ones."""
+    name = global_table()
+    east = regional(EAST)
+    add_replica(regional, name, WEST)
+    refusal = ("ValidationException", (
+        "One or more parameter values were invalid: DynamoDB global tables version 2017.11.29 is not supported. "
+        "We recommend using DynamoDB global tables version 2019.11.21, instead of version 2017.11.29 (Legacy)."))
+
+    def error(call: Any, **arguments: Any) -> tuple[str, str]:
+        with pytest.raises(ClientError) as excinfo:
+            call(**arguments)
+        return error_of(excinfo)
+
+    assert error(east.create_global_table, GlobalTableName=name,
+                 ReplicationGroup=[{"RegionName": EAST}, {"RegionName": WEST}]) == refusal
+    assert error(east.update_global_table, GlobalTableName=name,
+                 ReplicaUpdates=[{"Create": {"RegionName": EUROPE}}]) == refusal
+    missing = ("GlobalTableNotFoundException", f"Global table with name: '{name}' does not exist.")
+    assert error(east.update_global_table, GlobalTableName=name, ReplicaUpdates=[{"Delete": {"RegionName": WEST}}]) == missing
+    assert error(east.describe_global_table, GlobalTableName=name) == (
+        "GlobalTableNotFoundException", f"Global table not found: Global table with name: '{name}' does not exist.")
+    assert error(east.describe_global_table_settings, GlobalTableName=name) == missing
+    assert error(east.update_global_table_settings, GlobalTableName=name,
+                 GlobalTableBillingMode="PAY_PER_REQUEST") == missing
+    assert east.list_global_tables()["GlobalTables"] == []
+    assert east.list_global_tables(RegionName=WEST)["GlobalTables"] == []
