@@ -101,6 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
         "eventual consistency visible (default 0, or $DYNASTORE_GSI_LAG_MS)",
     )
     serve.add_argument(
+        "--replication-lag-ms",
+        type=float,
+        default=None,
+        help="how long a write to a global table takes to reach the other regions' replicas, on "
+        "the database clock (default 1000, or $DYNASTORE_REPLICATION_LAG_MS; per region pair: "
+        "/_dynastore/replication, docs/global-tables.md)",
+    )
+    serve.add_argument(
         "--throughput",
         choices=("off", "observe", "enforce"),
         default="off",
@@ -280,6 +288,10 @@ def serve(arguments: argparse.Namespace) -> int:
     configure_buckets(database, arguments)
     if arguments.gsi_lag_ms is not None:
         database.gsi_lag_seconds = max(0.0, arguments.gsi_lag_ms / 1000)
+    if arguments.replication_lag_ms is not None:
+        from dynastore.replication.replicator import set_default_lag
+
+        set_default_lag(max(0.0, arguments.replication_lag_ms / 1000))
     from dynastore.namespaces import Namespaces
 
     namespaces = Namespaces.of(database)
@@ -577,6 +589,7 @@ async def serve_until_signalled(
     from dynastore.backups.imports import ImportJobs
     from dynastore.backups.jobs import BackupJobs
     from dynastore.namespaces import Namespaces
+    from dynastore.replication.pump import ReplicationPump
     from dynastore.streams_api.triggers import TriggerRunner
     from dynastore.workers.backfill import BackfillWatch
     from dynastore.workers.ttl_sweeper import SweeperSchedule
@@ -593,6 +606,7 @@ async def serve_until_signalled(
         jobs.append(BackupJobs(namespace, loop).start())  # backups, restores, PITR logs (docs/backups.md)
         jobs.append(ExportJobs(namespace, loop).start())  # ExportTableToPointInTime (docs/export-import.md)
         jobs.append(ImportJobs(namespace, loop).start())  # ImportTable's jobs (docs/import.md)
+        jobs.append(ReplicationPump(namespace, loop).start())  # global tables (docs/global-tables.md)
 
     namespaces = Namespaces.of(database)
     namespaces.open_stored()

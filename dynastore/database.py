@@ -73,6 +73,14 @@ TRANSACTION_TOKENS_NAME = "_dynastore/transaction-tokens"
 JOBS_NAME = "_dynastore/jobs"
 """Storage name of the background jobs' progress (a backfill's position, the
 TTL sweeper's cursors), so the server that takes a job over resumes it."""
+REPLICATION_QUEUE_NAME = "_dynastore/replication-queue"
+"""Storage name of the durable queue of a namespace's writes to global
+tables waiting to reach the other regions' replicas (dynastore/replication/)."""
+REPLICATION_VERSIONS_NAME = "_dynastore/replication-versions"
+"""Storage name of the write timestamp of each item of a global table, for
+last-writer-wins (dynastore/replication/)."""
+REPLICATION = "replication"
+"""dynastore/replication/replicas.py's REPLICATION_EXTENSION (not imported: lazy)."""
 CLOCK_NAME = "_dynastore/clock"
 """Catalogue name of the database clock's offset on a shared store (its
 metadata), so every server's clock moves together."""
@@ -177,6 +185,13 @@ class Database:
         """Storage id of the ClientRequestTokens of completed transactions."""
         self.jobs_id = 0
         """Storage id of the background jobs' progress."""
+        self.replication_queue_id = 0
+        """Storage id of the replication queue (dynastore/replication/queue.py)."""
+        self.replication_versions_id = 0
+        """Storage id of the global tables' item write timestamps."""
+        self.replication: Any = None
+        """The store's replicator (dynastore/replication/replicator.py) once
+        a table of this store is global; None until then."""
         self._clock_id = 0
         self._outbox_queued = 0
         """Outbox rows this process queued and has not seen applied (a bound,
@@ -201,6 +216,11 @@ class Database:
             self.tokens_id = self.storage.create_table(self.storage_name(TRANSACTION_TOKENS_NAME), b"{}")
         if not self.jobs_id:
             self.jobs_id = self.storage.create_table(self.storage_name(JOBS_NAME), b"{}")
+        if not self.replication_queue_id:
+            self.replication_queue_id = self.storage.create_table(self.storage_name(REPLICATION_QUEUE_NAME), b"{}")
+        if not self.replication_versions_id:
+            self.replication_versions_id = self.storage.create_table(
+                self.storage_name(REPLICATION_VERSIONS_NAME), b"{}")
         self._outbox_queued = 1  # whatever a previous run left is looked at once
 
     def _load_catalogue(self) -> None:
@@ -230,6 +250,10 @@ class Database:
                 self.tokens_id = record.table_id
             elif record.name == JOBS_NAME:
                 self.jobs_id = record.table_id
+            elif record.name == REPLICATION_QUEUE_NAME:
+                self.replication_queue_id = record.table_id
+            elif record.name == REPLICATION_VERSIONS_NAME:
+                self.replication_versions_id = record.table_id
             elif record.name == CLOCK_NAME:
                 self._clock_id = record.table_id
                 self._set_clock_offset(float(orjson.loads(record.metadata).get("offset", 0.0)))
@@ -247,6 +271,11 @@ class Database:
                 ))
         self.tables = tables
         self.streams = StreamStore(self, stream_records)
+        if self.replication is None and any(REPLICATION in schema.extensions for schema in tables.values()):
+            # A global table: its replication queue is applied.
+            from dynastore.replication.replicator import attach
+
+            attach(self)
 
     # --- the clock ------------------------------------------------------------------
     def _set_clock_offset(self, offset: float) -> None:

@@ -157,6 +157,16 @@ class TableNotFoundException(DynamoDBError):
     pass
 
 
+class GlobalTableNotFoundException(DynamoDBError):
+    """The legacy (2017.11.29) global-table calls: no such global table."""
+
+
+class ReplicatedWriteConflictException(DynamoDBError):
+    """MRSC global tables: another region is writing the same item."""
+
+    default_message = "One or more items in this request are being modified by a request in another Region."
+
+
 class DuplicateItemException(DynamoDBError):
     """PartiQL: an INSERT of a key that exists."""
 
@@ -206,6 +216,8 @@ CATALOGUE: dict[str, type[DynamoDBError]] = {
         TransactionInProgressException,
         IdempotentParameterMismatchException,
         TableNotFoundException,
+        GlobalTableNotFoundException,
+        ReplicatedWriteConflictException,
         DuplicateItemException,
         ExpiredIteratorException,
         TrimmedDataAccessException,

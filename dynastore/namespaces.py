@@ -149,6 +149,9 @@ class Namespaces:
         database.item_collection_max_bytes = default.item_collection_max_bytes
         database.background_loop = default.background_loop
         database.background_spawn = default.background_spawn
+        database.namespaces = self  # every namespace finds the others (global tables' replicas)
+        if database.replication is None:
+            database.replication = default.replication  # one replicator a store
         return database
 
     def _note_region(self, namespace: Namespace) -> None:

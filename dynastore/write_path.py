@@ -45,6 +45,8 @@ from dynastore.backups.pitr import CHANGE_LOG_EXTENSION, log_change
 from dynastore.engine import indexes as index_engine
 from dynastore.engine.streams import STREAM_EXTENSION
 from dynastore.errors import TransactionConflictException, ValidationException
+from dynastore.replication.queue import replication_changes
+from dynastore.replication.replicas import REPLICATION_EXTENSION
 from dynastore.storage.base import (
     ABSENT,
     UNCONDITIONAL,
@@ -96,6 +98,9 @@ class Target:
     reads_old: bool = True
     by_service: bool = False
     """A deletion by DynamoDB itself (TTL): its stream record says so."""
+    replicated_from: str | None = None
+    """A global table's write arriving from the replica in this region
+    (dynastore/replication/): it is not replicated again."""
 
 
 @dataclass(slots=True)
@@ -252,6 +257,9 @@ def _build(
             log = schema.extensions.get(CHANGE_LOG_EXTENSION)
             if log is not None:
                 derived.append(log_change(database, log, old_row, target.pk, target.sk))
+            if REPLICATION_EXTENSION in schema.extensions and target.replicated_from is None:
+                # A global table: the item's version and its way to the other replicas.
+                derived.extend(replication_changes(database, schema, target.pk, target.sk, new_row, target.by_service))
         written.append(Written(old_row, new_row, units))
     commit.changes.extend(derived)
     for appends in streams.values():

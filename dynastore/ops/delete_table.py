@@ -37,6 +37,10 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     item_count, size_bytes = database.table_statistics(schema)
     index_statistics = database.index_statistics(schema)
     database.drop_table(schema.name)
+    if "replication" in schema.extensions:  # a global table's member: the others forget it
+        from dynastore.replication.replica_updates import table_deleted
+
+        table_deleted(database, schema)
     description = table_description.deleted_table_description(
         schema,
         item_count=item_count,

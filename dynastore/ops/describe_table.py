@@ -25,6 +25,10 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
             raise
         return {"Table": creating}
     resume_backfills(database, schema)
+    if REPLICATION in schema.extensions:  # a replica still being filled: its job runs
+        from dynastore.replication.backfill import resume_replica_backfills
+
+        resume_replica_backfills(database)
     database.propagate_index_changes()
     schema = database.table(schema.name)
     item_count, size_bytes = database.table_statistics(schema)
@@ -35,10 +39,16 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
         now=database.now(),
         index_statistics=database.index_statistics(schema),
     )
+    if REPLICATION in schema.extensions:  # a global table (dynastore/replication/)
+        from dynastore.replication.replicas import describe_replication
+
+        describe_replication(database, schema, description)
     if RESTORE_SUMMARY in schema.extensions:  # a restored table keeps its RestoreSummary
         description["RestoreSummary"] = dict(schema.extensions[RESTORE_SUMMARY])
     return {"Table": description}
 
 
 RESTORE_SUMMARY = "restore_summary"
+REPLICATION = "replication"
+"""dynastore/replication/replicas.py's REPLICATION_EXTENSION (not imported: lazy)."""
 """dynastore/backups/visible.py's RESTORE_SUMMARY_EXTENSION (not imported: lazy)."""

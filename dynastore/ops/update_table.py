@@ -19,6 +19,8 @@ from dynastore.engine import (
     table_updates,
 )
 from dynastore.engine.schema import TableSchema
+from dynastore.replication import replica_updates
+from dynastore.replication.replicas import describe_replication
 from dynastore.streams_api import control as streams_control
 from dynastore.workers.backfill import start_backfill
 
@@ -38,19 +40,30 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
         # the table up first (a missing one is ResourceNotFoundException, live).
         database.table(request.get("TableName", ""))
     table_updates.check_update_has_changes(request, changes)
+    replica_updates.check_only_replica_changes(changes)
     table_updates.check_update_combination(request, changes)
     table_updates.check_update_unsupported(request, changes)
     global_index_updates.check_index_updates_shape(request)
+    replica_actions = None
+    if "ReplicaUpdates" in changes:  # global tables (dynastore/replication/)
+        replica_actions = replica_updates.check_replica_updates(database, request)
     schema = database.table(request.get("TableName", ""))  # a table ARN too (Database.table)
+    replica_updates.check_stream_change(schema, request)
     now = database.now()
     updated = apply_changes(database, schema, request, changes, now)
     index_updates = None
     if "GlobalSecondaryIndexUpdates" in changes:
         index_updates = global_index_updates.plan_index_updates(updated, request, updated.billing_mode, now)
         updated = apply_index_updates(database, updated, request, index_updates)
-    elif updated != schema:
+    elif updated != schema and not replica_actions:
         database.update_table(updated)
+    deleted_replicas = []
+    if replica_actions:
+        deleted_replicas = [action.region for action in replica_actions if action.kind == "Delete"]
+        updated = replica_updates.apply_replica_updates(database, updated, replica_actions, now)
     description = answer(database, schema, updated, changes, now)
+    if replica_actions:
+        describe_replica_changes(description, deleted_replicas)
     if index_updates is not None:
         describe_index_updates(description, updated, index_updates)
         for name in index_updates.created:
@@ -58,6 +71,16 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
             assert index is not None
             start_backfill(database, updated.name, index)
     return {"TableDescription": description}
+
+
+def describe_replica_changes(description: dict[str, Any], deleted: list[str]) -> None:
+    """DynamoDB answers a replica change while it is under way: the table
+    UPDATING, a deleted replica still listed as DELETING."""
+    description["TableStatus"] = "UPDATING"
+    if deleted:
+        listed = description.setdefault("Replicas", [])
+        listed.extend(replica_updates.deleting_description(region) for region in deleted)
+        description.setdefault("GlobalTableVersion", "2019.11.21")
 
 
 def apply_index_updates(
@@ -168,6 +191,7 @@ def answer(
         now=now,
         index_statistics=database.index_statistics(after),
     )
+    describe_replication(database, after, description)
     if changes & UPDATING_MEMBERS:
         description["TableStatus"] = "UPDATING"
     switched = before.billing_mode != after.billing_mode

@@ -49,6 +49,7 @@ from dynastore.ops import ALL_OPERATIONS, READ_OPERATIONS, dispatch, reads_only
 from dynastore.protocol.authorization import check_credentials_present
 from dynastore.protocol.http import APPLICATION_JSON, JSON_1_0, TEXT_PLAIN, Reply
 from dynastore.protocol.sigv4 import Caller, SignatureVerifier, credential_scope_region
+from dynastore.replication.admin import ADMIN_REPLICATION_PATH, handle_admin_replication
 from dynastore.storage.errors import StorageUnavailable
 from dynastore.streams_api import dispatch_streams
 from dynastore.streams_api.triggers import ADMIN_TRIGGERS_PATH, handle_admin_triggers
@@ -83,6 +84,7 @@ ADMIN_ROUTES: dict[bytes, AdminHandler] = {
     ADMIN_EXPORT_JOBS_PATH.encode(): handle_admin_export_jobs,
     ADMIN_IMPORTS_PATH.encode(): handle_admin_imports,
     ADMIN_DAX_PATH.encode(): handle_admin_dax,  # the DAX endpoint's figures and cache flush (docs/dax.md)
+    ADMIN_REPLICATION_PATH.encode(): handle_admin_replication,
 }
 
 IDENTITY_PATH = b"/_dynastore/identity"

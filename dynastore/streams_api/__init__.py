@@ -49,4 +49,6 @@ def dispatch_streams(database: Database, operation: str, request: dict[str, Any]
 
     validate_streams_request(operation, request)
     database.refresh_catalogue(check=operation in ("ListStreams", "DescribeStream"))
+    if database.replication is not None:  # global tables: replicated writes now due arrive first
+        database.replication.catch_up(database)
     return handler(database, request)

@@ -1,0 +1,7 @@
+"""DescribeGlobalTableSettings (the legacy global-tables API: dynastore/replication/legacy.py)."""
+
+from __future__ import annotations
+
+from dynastore.replication.legacy import global_table_settings as handle
+
+__all__ = ["handle"]

@@ -1,0 +1,7 @@
+"""UpdateGlobalTable (global tables: dynastore/replication/legacy.py, docs/global-tables.md)."""
+
+from __future__ import annotations
+
+from dynastore.replication.legacy import update_global_table as handle
+
+__all__ = ["handle"]

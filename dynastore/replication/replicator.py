@@ -1,0 +1,326 @@
+"""The replicator: applies queued writes to the other regions' replicas
+once their lag has passed (MREC), last writer wins.
+
+One replicator per store (every namespace's Database points at it once a
+table of the store is global). A queue row written at time ``w`` by region
+S for region T is due at ``w + lag(S, T)`` on the database clock: the lag
+is ``--replication-lag-ms`` (``$DYNASTORE_REPLICATION_LAG_MS``, default
+``DEFAULT_LAG_MS``) unless ``/_dynastore/replication`` set one for the pair,
+so moving the clock makes a write arrive, and changing a lag applies to
+what is already queued. A paused region (a partition) neither sends nor
+receives until it is resumed; its writes wait in the queue.
+
+Due rows are applied before every request reaches a region that receives
+any (``catch_up``, called by ops.dispatch and the Streams API), and by the
+server's background pump, so a read after the lag sees the write without
+anything sleeping. Each row is applied through the one write path in one
+commit with the item, its version and the deletion of the queue row: once,
+even across kill -9.
+
+Last writer wins on the write's version (its timestamp on the database
+clock, the region breaking ties): an older write arriving after a newer
+one is discarded; a newer one replaces the item. A write that replaces a
+version its source had not seen (a concurrent write in another region) is
+an *overwrite*: one of the two writes silently disappears, as on DynamoDB.
+Both are counted per region and table (``GET /_dynastore/replication``).
+
+A replicated write consumes write capacity in the receiving region (rWCU,
+rWRU on demand) when the throughput model is on; TTL deletions replicate
+as deletions by the service.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import weakref
+from dataclasses import dataclass
+from itertools import islice
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from dynastore import limits
+from dynastore.engine.capacity import write_units
+from dynastore.replication.queue import (
+    Replicated,
+    parse_queue_row,
+    parse_version,
+    version_key,
+    version_row,
+)
+from dynastore.replication.replicas import ACTIVE, CREATING, replica_set
+from dynastore.storage.base import Row, SortKeyRange
+from dynastore.types.keys import partition_hash
+
+if TYPE_CHECKING:
+    from dynastore.database import Database
+    from dynastore.engine.schema import TableSchema
+    from dynastore.storage.base import Storage
+
+logger = logging.getLogger("dynastore.replication")
+
+LAG_VARIABLE = "DYNASTORE_REPLICATION_LAG_MS"
+DEFAULT_LAG_MS = 1000
+"""DynamoDB replicates "typically within a second"."""
+BATCH_ROWS = limits.REPLICATION_BATCH_ROWS
+"""Queue rows applied per source region and call."""
+NEVER = float("inf")
+SETTINGS_JOB = "replication/settings"
+"""Where the lags and pauses set through the admin route are kept (the
+default namespace's job progress), so they survive a restart."""
+
+
+_FLAG_LAG_SECONDS: list[float] = []
+"""``--replication-lag-ms`` when given (it wins over a lag saved by the admin route)."""
+
+
+def lag_from_environment() -> float:
+    if _FLAG_LAG_SECONDS:
+        return _FLAG_LAG_SECONDS[0]
+    value = os.environ.get(LAG_VARIABLE)
+    return (float(value) if value else DEFAULT_LAG_MS) / 1000
+
+
+def set_default_lag(seconds: float) -> None:
+    """``--replication-lag-ms``: every replicator's lag for pairs without their own."""
+    _FLAG_LAG_SECONDS[:] = [seconds]
+    for replicator in list(_REPLICATORS.values()):
+        replicator.default_lag_seconds = seconds
+        replicator.settings_changed()
+
+
+@dataclass
+class Counters:
+    """What one region's replica of one table received."""
+
+    applied: int = 0
+    overwrites: int = 0
+    discarded: int = 0
+    write_units: float = 0.0
+    last_applied_at: float | None = None
+    last_lag_seconds: float | None = None
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "Applied": self.applied, "Overwrites": self.overwrites, "Discarded": self.discarded,
+            "ReplicatedWriteUnits": self.write_units, "LastAppliedAt": self.last_applied_at,
+            "LastLagSeconds": self.last_lag_seconds,
+        }
+
+
+class Replicator:
+    def __init__(self, storage: Storage) -> None:
+        self.exclusive = storage.exclusive
+        self.default_lag_seconds = lag_from_environment()
+        self.pair_lag_seconds: dict[tuple[str, str], float] = {}
+        self.paused: set[str] = set()
+        self.next_check: dict[tuple[str, str], float] = {}
+        """(account, receiving region) -> when due rows may next exist
+        (missing: look now). Not used on a shared store, where other
+        servers queue rows too."""
+        self.counters: dict[tuple[str, str, str], Counters] = {}
+        """(account, region, table) -> what that replica received."""
+        self._applying = False
+        self._settings_loaded = False
+
+    # --- settings ------------------------------------------------------------------
+    def lag(self, source: str, target: str) -> float:
+        return self.pair_lag_seconds.get((source, target), self.default_lag_seconds)
+
+    def settings_changed(self) -> None:
+        self.next_check.clear()
+
+    def queued(self, account_id: str, regions: list[str], written_at: float, source: str) -> None:
+        """A write queued rows for ``regions``: they are due after the lag."""
+        for region in regions:
+            key = (account_id, region)
+            due = written_at + self.lag(source, region)
+            self.next_check[key] = min(self.next_check.get(key, NEVER), due)
+
+    def load_settings(self, database: Database) -> None:
+        if self._settings_loaded:
+            return
+        self._settings_loaded = True
+        row = database.storage.get(database.jobs_id, SETTINGS_JOB.encode(), b"")
+        if row is None:
+            return
+        settings = orjson.loads(row.item)
+        if settings.get("default_lag_seconds") is not None and not _FLAG_LAG_SECONDS:
+            self.default_lag_seconds = float(settings["default_lag_seconds"])
+        self.pair_lag_seconds = {
+            (source, target): float(seconds) for source, target, seconds in settings.get("pairs", ())
+        }
+        self.paused = set(settings.get("paused", ()))
+
+    def save_settings(self, database: Database) -> None:
+        from dynastore.storage.base import Commit, RowChange
+
+        data = orjson.dumps({
+            "default_lag_seconds": self.default_lag_seconds,
+            "pairs": [[source, target, seconds] for (source, target), seconds in sorted(self.pair_lag_seconds.items())],
+            "paused": sorted(self.paused),
+        })
+        key = SETTINGS_JOB.encode()
+        row = Row(partition_hash(key), key, b"", data, len(data))
+        database.storage.commit(Commit(changes=[RowChange(database.jobs_id, key, b"", row)]))
+        self.settings_changed()
+
+    def counter(self, database: Database, table_name: str) -> Counters:
+        key = (database.account_id, database.region, table_name)
+        counters = self.counters.get(key)
+        if counters is None:
+            counters = self.counters[key] = Counters()
+        return counters
+
+    # --- applying ----------------------------------------------------------------
+    def catch_up(self, database: Database) -> int:
+        """Apply every queued write due in ``database``'s region; returns how many."""
+        key = (database.account_id, database.region)
+        if not self._settings_loaded and database.namespaces is not None:
+            self.load_settings(database.namespaces.default)
+        if self._applying or (self.exclusive and database.now() < self.next_check.get(key, 0.0)):
+            return 0
+        self._applying = True
+        try:
+            return self._catch_up(database, key)
+        finally:
+            self._applying = False
+
+    def _catch_up(self, database: Database, key: tuple[str, str]) -> int:
+        from dynastore.replication.replica_updates import region_database
+
+        now = database.now()
+        region = database.region
+        sources = sorted({
+            replica.region
+            for schema in database.tables.values() if (replicas := replica_set(schema)) is not None
+            for replica in replicas.others(region)
+        })
+        applied, earliest = 0, NEVER
+        for source in sources:
+            if source in self.paused or region in self.paused:
+                continue  # a partition: looked at again once resumed
+            source_database = region_database(database, source)
+            lag = self.lag(source, region)
+            count, next_due = self._apply_due(source_database, database, now - lag)
+            applied += count
+            earliest = min(earliest, next_due + lag)
+        self.next_check[key] = earliest
+        return applied
+
+    def _apply_due(self, source: Database, target: Database, cutoff: float) -> tuple[int, float]:
+        """Apply ``source``'s queued writes for ``target`` made before
+        ``cutoff``; returns how many, and when the first one left was made."""
+        storage = source.storage
+        partition = target.region.encode()
+        high = int(cutoff * 1_000_000 + 1).to_bytes(8, "big") if cutoff > 0 else b"\x00" * 8
+        rows = list(islice(storage.query(
+            source.replication_queue_id, partition, SortKeyRange(high=high, high_inclusive=False)
+        ), BATCH_ROWS))
+        for row in rows:
+            self.apply(source, target, row)
+        if len(rows) == BATCH_ROWS:
+            return len(rows), 0.0  # more are due: look again at once
+        first = next(iter(storage.query(source.replication_queue_id, partition, SortKeyRange(), expected_rows=1)), None)
+        return len(rows), NEVER if first is None else int.from_bytes(first.sk[:8], "big") / 1_000_000
+
+    def apply(self, source: Database, target: Database, queue_row: Row) -> str:
+        """Apply one queued write; returns applied, overwrote, discarded or gone."""
+        from dynastore import write_path
+
+        write = parse_queue_row(queue_row)
+        queue_target = write_path.Target(source.replication_queue_id, queue_row.pk, queue_row.sk)
+        schema = target.tables.get(write.table_name)
+        replicas = replica_set(schema) if schema is not None else None
+        member = replicas.member(target.region) if replicas is not None else None
+        if schema is None or member is None or member.status not in (ACTIVE, CREATING):
+            write_path.write(target, [queue_target], lambda rows, _: [write_path.DELETE if rows[0] else None],
+                             conflicts=write_path.RETRY_ALL)
+            return "gone"
+        item_target = write_path.item_target(schema, write.pk, write.sk, by_service=write.by_service)
+        item_target.replicated_from = write.source
+        version_target = write_path.Target(target.replication_versions_id, version_key(schema.table_id, write.pk), write.sk)
+        outcome = ["gone"]
+
+        def decide(old_rows: list[Row | None], _: frozenset[int]) -> list[write_path.Decision]:
+            if old_rows[2] is None:
+                outcome[0] = "gone"  # applied meanwhile (another server)
+                return [None, None, None]
+            current = parse_version(old_rows[1])
+            if not write.version.newer_than(current):
+                outcome[0] = "discarded"
+                return [None, None, write_path.DELETE]
+            outcome[0] = "overwrote" if current is not None and current != write.previous else "applied"
+            item: write_path.Decision = write_path.DELETE
+            if write.item is not None:
+                item = Row(partition_hash(write.pk), write.pk, write.sk, write.item, write.size)
+            version = version_row(schema.table_id, write.pk, write.sk, write.version, write.item is None)
+            return [item, version, write_path.DELETE]
+
+        written = write_path.write(
+            target, [item_target, version_target, queue_target], decide, conflicts=write_path.RETRY_ALL
+        )
+        self._count(target, schema, write, written[0], outcome[0])
+        return outcome[0]
+
+    def _count(self, target: Database, schema: TableSchema, write: Replicated, written: Any, outcome: str) -> None:
+        if outcome == "gone":
+            return
+        counters = self.counter(target, schema.name)
+        now = target.now()
+        if outcome == "discarded":
+            counters.discarded += 1
+            logger.info("replication: %s's write of an item of %s lost to a newer one in %s (last writer wins)",
+                        write.source, schema.name, target.region)
+            return
+        counters.applied += 1
+        if outcome == "overwrote":
+            counters.overwrites += 1
+            logger.info("replication: %s's write overwrote a concurrent write of an item of %s in %s",
+                        write.source, schema.name, target.region)
+        counters.last_applied_at = now
+        counters.last_lag_seconds = max(0.0, now - write.written_at)
+        sizes = [row.size for row in (written.old_row, written.new_row) if row is not None]
+        units = write_units(max(sizes)) if sizes else 1.0
+        counters.write_units += units
+        throughput = target.throughput
+        if throughput is not None:  # rWCU / rWRU in the receiving region, its table and partition
+            state = throughput.state(schema, now)
+            state.table.charge(0.0, units, now)
+            state.partition(partition_hash(write.pk), now).charge(0.0, units, now)
+
+    # --- what the admin route shows ---------------------------------------------------
+    def pending(self, source: Database, target_region: str) -> tuple[int, float | None]:
+        """How many writes of ``source`` wait for ``target_region``, and when the oldest was made."""
+        rows = source.storage.query(source.replication_queue_id, target_region.encode(), SortKeyRange())
+        count, oldest = 0, None
+        for row in islice(rows, limits.REPLICATION_PENDING_COUNT_MAX):
+            if oldest is None:
+                oldest = int.from_bytes(row.sk[:8], "big") / 1_000_000
+            count += 1
+        return count, oldest
+
+
+_REPLICATORS: weakref.WeakKeyDictionary[Any, Replicator] = weakref.WeakKeyDictionary()
+
+
+def attach(database: Database) -> Replicator:
+    """The store's replicator, made on first use, set on ``database``."""
+    replicator: Replicator | None = database.replication
+    if replicator is None:
+        replicator = _REPLICATORS.get(database.storage)
+        if replicator is None:
+            replicator = _REPLICATORS[database.storage] = Replicator(database.storage)
+        database.replication = replicator
+    return replicator
+
+
+def attach_all(database: Database) -> Replicator:
+    """The replicator set on every open namespace of ``database``'s store."""
+    from dynastore.namespaces import Namespaces
+
+    replicator = attach(database)
+    for other in Namespaces.of(database).all():
+        other.replication = replicator
+    return replicator
