@@ -307,7 +307,7 @@ def serve(arguments: argparse.Namespace) -> int:
             serve_until_signalled(
                 database, arguments.host, arguments.port, where, front, shared, tls,
                 verifier=security.verifier, redis_port=redis_port_from(arguments),
-                verifier=security.verifier, dax=arguments if dax_port_from(arguments) is not None else None,
+                dax=arguments if dax_port_from(arguments) is not None else None,
             )
         )
     except CannotListen as error:
@@ -579,7 +579,10 @@ async def serve_until_signalled(
     if dax is not None:  # the DAX endpoint beside the HTTP one (docs/dax.md)
         from dynastore.dax import start_dax
 
+        try:
             dax_server = await start_dax(database, host, dax, server, tls, verifier)
+        except OSError as error:
+            await server.stop()
             raise CannotListen(f"DAX port: {error}") from error
     # Import the remaining operations once the first requests had their chance:
     # startup stays fast, and no later request pays for an import.

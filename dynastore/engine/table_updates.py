@@ -137,7 +137,6 @@ def check_update_unsupported(request: Mapping[str, Any], changes: set[str]) -> N
             create = update.get("Create") if isinstance(update, Mapping) else None
             if isinstance(create, Mapping) and create.get("RegionName") is None:
                 raise ValidationException("One or more parameter values were invalid")  # bare (live)
-        raise unsupported("ReplicaUpdates")
     stream = request.get("StreamSpecification")
     if stream is None:
         return

@@ -147,12 +147,12 @@ def dispatch(
         raise UnknownOperationException() from None
     validate_request(operation, request)
     database.faults.armed and database.faults.before(operation, request)  # docs/faults.md
+    if database.replication is not None:  # global tables: replicated writes now due arrive first
+        database.replication.catch_up(database)
     if operation == "DescribeEndpoints":  # needs no catalogue
         if region is not None and region != database.region:
             handler = functools.partial(describe_endpoints.handle, region=region)
     elif not database.storage.exclusive:  # other servers change the catalogue too
-    if database.replication is not None:  # global tables: replicated writes now due arrive first
-        database.replication.catch_up(database)
         database.refresh_catalogue(check=operation in CATALOGUE_OPERATIONS)
         handler = _CURRENT.get(handler) or _CURRENT.setdefault(handler, _on_the_current_catalogue(handler))
     try:
