@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dynastore import __version__
+from dynastore.dax import dax_port_from
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -169,9 +170,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-DAX_PORT_VARIABLE = "DYNASTORE_DAX_PORT"
-
-
 def add_dax_options(serve: argparse.ArgumentParser) -> None:
     """The DAX endpoint's options (dynastore/dax/, docs/dax.md)."""
     serve.add_argument(
@@ -187,19 +185,6 @@ def add_dax_options(serve: argparse.ArgumentParser) -> None:
         "--dax-query-ttl-ms", type=float, default=None,
         help="the DAX query cache's TTL (default 300000, DAX's 5 minutes; 0 turns it off)",
     )
-
-
-def dax_port_from(arguments: argparse.Namespace) -> int | None:
-    """--dax-port, else $DYNASTORE_DAX_PORT, else None (no DAX endpoint)."""
-    if getattr(arguments, "dax_port", None) is not None:
-        return int(arguments.dax_port)
-    value = os.environ.get(DAX_PORT_VARIABLE)
-    if not value:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise SystemExit(f"dynastore: ${DAX_PORT_VARIABLE} must be a port number, not {value!r}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

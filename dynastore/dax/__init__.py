@@ -52,6 +52,22 @@ def cache_max_bytes_from_environment() -> int:
         raise SystemExit(f"dynastore: ${CACHE_MAX_BYTES_VARIABLE} must be a whole number, not {value!r}") from None
 
 
+DAX_PORT_VARIABLE = "DYNASTORE_DAX_PORT"
+
+
+def dax_port_from(arguments: argparse.Namespace) -> int | None:
+    """--dax-port, else $DYNASTORE_DAX_PORT, else None (no DAX endpoint)."""
+    if getattr(arguments, "dax_port", None) is not None:
+        return int(arguments.dax_port)
+    value = os.environ.get(DAX_PORT_VARIABLE)
+    if not value:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise SystemExit(f"dynastore: ${DAX_PORT_VARIABLE} must be a port number, not {value!r}") from None
+
+
 def dax_url(host: str, port: int, tls: bool) -> str:
     scheme = "daxs" if tls else "dax"
     return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
@@ -60,7 +76,6 @@ def dax_url(host: str, port: int, tls: bool) -> str:
 async def start_dax(database: Database, host: str, arguments: argparse.Namespace, http_server: Any,
                     tls: TlsSettings | None, verifier: Any) -> DaxServer:
     """Listen for DAX clients beside ``http_server`` (sharing its group commit)."""
-    from dynastore.cli import dax_port_from
     from dynastore.dax.server import DaxServer
     from dynastore.dax.service import DaxService
 
