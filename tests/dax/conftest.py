@@ -116,7 +116,7 @@ def dax_client(url: str, **options: Any) -> Any:
     )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # its threads must be gone before another module runs (hypothesis checks the random module)
 def dax(dax_server: DaxServerProcess) -> Iterator[Any]:
     client = dax_client(dax_server.dax_url)
     try:

@@ -30,11 +30,14 @@ class Served:
         self.http_port = http_port
         self.redis_port = redis_port
         self.log = log
+        self.final_output = ""
 
     def client(self, **options: object) -> redis.Redis:
         return redis.Redis(port=self.redis_port, socket_timeout=10, **options)  # type: ignore[arg-type]
 
     def output(self) -> str:
+        if self.log.closed:  # stopped: what it printed was kept
+            return self.final_output
         self.log.seek(0)
         return self.log.read().decode(errors="replace")
 
@@ -46,6 +49,9 @@ class Served:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if not self.log.closed:  # an unclosed log warns at collection, inside some later test
+            self.final_output = self.output()
+            self.log.close()
 
 
 def wait_for(port: int, process: subprocess.Popen[bytes] | None, timeout_s: float = 20.0) -> None:

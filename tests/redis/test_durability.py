@@ -78,10 +78,13 @@ def test_kill_9_loses_no_acknowledged_write(data_dir: Path) -> None:
                 client.set(f"last:{index}", acknowledged[index])
         except (redis.ConnectionError, redis.TimeoutError, ConnectionError):
             return
+        finally:
+            client.close()
 
     writers = [threading.Thread(target=writer, args=(index,)) for index in range(4)]
     kill_9_under_load(server.process, writers, 1.0, lambda: sum(acknowledged), 200)
     time.sleep(0.5)  # the front process notices its link went and exits
+    server.stop()  # already dead: closes its log
     server = start_dynastore("--data-dir", str(data_dir))
     try:
         r = server.client()
