@@ -403,6 +403,12 @@ LIVE: list[Capture] = [
             "The requested ReadCapacityUnits, 40001, is above the per table maximum for the account in {REGION}. "
             "Per table maximum: 40000. Refer to the Amazon DynamoDB Developer Guide for current limits and how to "
             "request higher limits.", shape="guessed"),
+    Capture("tnf_restore_source_arn", "RestoreTableToPointInTime",
+            {"SourceTableArn": "{MISSING_ARN}", "TargetTableName": "{NEW}", "UseLatestRestorableTime": True},
+            "TableNotFoundException", "Table not found", shape="live row"),
+    Capture("tnf_restore_source_name", "RestoreTableToPointInTime",
+            {"SourceTableName": "{MISSING}", "TargetTableName": "{NEW}", "UseLatestRestorableTime": True},
+            "TableNotFoundException", "Table not found: {MISSING}", shape="live row"),
     Capture("ise_warm_empty_bad_name", "UpdateTable", {"TableName": "ab", "WarmThroughput": {}},
             "ValidationException",
             "1 validation error detected: Value 'ab' at 'tableName' failed to satisfy constraint: "
@@ -534,6 +540,17 @@ SPEC: list[Capture] = [
              {"PointInTimeRecoveryEnabled": False, "RecoveryPeriodInDays": 10}}, "ValidationException",
             "Invalid Request: Cannot specify RecoveryPeriodInDays when disabling point-in-time recovery.",
             shape="guessed"),
+    Capture("restore to a time without a time", "RestoreTableToPointInTime",
+            {"SourceTableName": "{T}", "TargetTableName": "{NEW}"}, "ValidationException",
+            "Invalid Request: Either one of RestoreDateTime or UseLatestRestorableTime must be specified, "
+            "but not both", shape="guessed"),
+    Capture("restore to a time without a source", "RestoreTableToPointInTime",
+            {"TargetTableName": "{NEW}", "UseLatestRestorableTime": True}, "ValidationException",
+            "Invalid Request: Must provide exactly one of: sourceTableArn, sourceTableName", shape="guessed"),
+    Capture("restore to a time with two sources", "RestoreTableToPointInTime",
+            {"SourceTableName": "{T}", "SourceTableArn": "{ARN}", "TargetTableName": "{NEW}",
+             "UseLatestRestorableTime": True}, "ValidationException",
+            "Invalid Request: Must provide exactly one of: sourceTableArn, sourceTableName", shape="guessed"),
     Capture("malformed backup ARN", "DescribeBackup", {"BackupArn": "arn:aws:dynamodb:us-east-1:1:table/x"},
             "ValidationException", "Invalid Backup ARN", shape="guessed"),
     Capture("backup time range reversed", "ListBackups",
@@ -654,7 +671,9 @@ def replay(client: Any, capture: Capture, names: dict[str, str], new_name: str) 
     try:
         return answer(client, capture, names)
     finally:
-        if capture.code is None or capture.before or capture.operation in ("CreateTable", "RestoreTableFromBackup"):
+        if capture.code is None or capture.before or capture.operation in (
+            "CreateTable", "RestoreTableFromBackup", "RestoreTableToPointInTime"
+        ):
             _drop(client, new_name)
 
 
