@@ -126,6 +126,29 @@ def check_create_secondary_features(request: Mapping[str, Any]) -> None:
         raise unsupported("GlobalTableSourceArn")
 
 
+def check_unused_definitions(
+    request: Mapping[str, Any], key_names: Sequence[str], definitions: Sequence[KeyAttribute]
+) -> None:
+    """A definition no key uses, with indexes in the request, is refused
+    before any rule of the indexes themselves (live, ack-api-quirks: "an
+    extra attribute masks other errors"): the keys used are read off the
+    indexes' KeySchemas as sent."""
+    indexes = [*(request.get("LocalSecondaryIndexes") or []), *(request.get("GlobalSecondaryIndexes") or [])]
+    if not indexes:
+        return
+    used = set(key_names)
+    for index in indexes:
+        for element in (index.get("KeySchema") or []) if isinstance(index, Mapping) else []:
+            if isinstance(element, Mapping) and isinstance(element.get("AttributeName"), str):
+                used.add(element["AttributeName"])
+    if len(definitions) > len(used):
+        raise invalid_parameter(
+            "Some AttributeDefinitions are not used. AttributeDefinitions: "
+            f"[{', '.join(sorted(d.name for d in definitions))}], "
+            f"keys used: [{', '.join(sorted(used))}]"
+        )
+
+
 def check_attribute_count(
     key_names: Sequence[str],
     definitions: Sequence[KeyAttribute],
@@ -195,9 +218,10 @@ def build_table_schema(
     billing_mode = check_create_billing(request)
     definitions = parse_attribute_definitions(request)
     partition_key, sort_key = parse_key_schema(request, definitions)
+    key_names = [partition_key.name] + ([sort_key.name] if sort_key else [])
+    check_unused_definitions(request, key_names, definitions)
     indexes = check_create_indexes(request, definitions, partition_key, sort_key, billing_mode)
     check_create_secondary_features(request)
-    key_names = [partition_key.name] + ([sort_key.name] if sort_key else [])
     check_attribute_count(key_names, definitions, indexes)
     read, write = present_throughput(request) or (0, 0)
     if billing_mode == PROVISIONED:

@@ -85,6 +85,10 @@ def check_update_has_changes(request: Mapping[str, Any], changes: set[str]) -> N
     )
 
 
+def _creates_index(request: Mapping[str, Any]) -> bool:
+    return any(update.get("Create") is not None for update in request.get("GlobalSecondaryIndexUpdates") or [])
+
+
 def _creates_or_deletes_index(request: Mapping[str, Any]) -> bool:
     return any(
         update.get("Create") is not None or update.get("Delete") is not None
@@ -113,6 +117,8 @@ def check_update_combination(request: Mapping[str, Any], changes: set[str]) -> N
     for member, message in SINGLE_CONCERN_MEMBERS:
         if member in changes and len(changes) > 1:
             raise invalid_parameter(message)
+        if member == "TableClass" and "WarmThroughput" in changes and _creates_index(request):
+            raise invalid_parameter("Create global secondary index cannot be specified when updating WarmThroughput")
         if member == "TableClass" and "OnDemandThroughput" in others and len(others) > 1:
             # Checked before WarmThroughput's rule: ODT + Warm gets this message.
             raise invalid_parameter(

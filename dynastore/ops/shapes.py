@@ -706,7 +706,7 @@ class _ConstraintReport:
                 for member, target in shape["members"].items()
                 if value.get(member) is not None
             )
-            return f"{name}({fields})"
+            return f"{(name or '').partition('@')[0]}({fields})"  # a copy's name ("X@restore") is X's
         inner = shape.get("value")
         return "{" + ", ".join(f"{key}={self.render(item, inner)}" for key, item in value.items()) + "}"
 

@@ -403,6 +403,12 @@ LIVE: list[Capture] = [
             "The requested ReadCapacityUnits, 40001, is above the per table maximum for the account in {REGION}. "
             "Per table maximum: 40000. Refer to the Amazon DynamoDB Developer Guide for current limits and how to "
             "request higher limits.", shape="guessed"),
+    Capture("tnf_restore_source_arn", "RestoreTableToPointInTime",
+            {"SourceTableArn": "{MISSING_ARN}", "TargetTableName": "{NEW}", "UseLatestRestorableTime": True},
+            "TableNotFoundException", "Table not found", shape="live row"),
+    Capture("tnf_restore_source_name", "RestoreTableToPointInTime",
+            {"SourceTableName": "{MISSING}", "TargetTableName": "{NEW}", "UseLatestRestorableTime": True},
+            "TableNotFoundException", "Table not found: {MISSING}", shape="live row"),
     Capture("ise_warm_empty_bad_name", "UpdateTable", {"TableName": "ab", "WarmThroughput": {}},
             "ValidationException",
             "1 validation error detected: Value 'ab' at 'tableName' failed to satisfy constraint: "
@@ -435,6 +441,43 @@ SPEC: list[Capture] = [
             create(KeySchema=[{"AttributeName": "x", "KeyType": "HASH"}]), "ValidationException",
             INVALID + "Some index key attributes are not defined in AttributeDefinitions. Keys: [x], "
             "AttributeDefinitions: [pk]", shape="guessed"),
+    Capture("definition not used masks an index error", "CreateTable",
+            create(AttributeDefinitions=[*GK, {"AttributeName": "x", "AttributeType": "S"}],
+                   GlobalSecondaryIndexes=[gsi(Projection={"ProjectionType": "INCLUDE"})]), "ValidationException",
+            INVALID + "Some AttributeDefinitions are not used. AttributeDefinitions: [", prefix=True,
+            shape="guessed"),
+    Capture("index create with table throughput", "UpdateTable",
+            {"TableName": "{G}", "AttributeDefinitions": [{"AttributeName": "g2", "AttributeType": "S"}],
+             "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
+             "GlobalSecondaryIndexUpdates": [{"Create": gsi(IndexName="gsi2", KeySchema=[
+                 {"AttributeName": "g2", "KeyType": "HASH"}])}]}, "ValidationException",
+            INVALID + "You cannot create or delete index while updating table IOPS", shape="guessed"),
+    Capture("index create with a stream change", "UpdateTable",
+            {"TableName": "{G}", "AttributeDefinitions": [{"AttributeName": "g2", "AttributeType": "S"}],
+             "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+             "GlobalSecondaryIndexUpdates": [{"Create": gsi(IndexName="gsi2", KeySchema=[
+                 {"AttributeName": "g2", "KeyType": "HASH"}])}]}, "ValidationException",
+            INVALID + "You cannot create or delete index while changing stream status", shape="guessed"),
+    Capture("stream change with table throughput", "UpdateTable",
+            {"TableName": "{T}", "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+             "BillingMode": "PROVISIONED",
+             "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}, "ValidationException",
+            INVALID + "You cannot modify stream status while updating table IOPS", shape="guessed"),
+    Capture("index create with WarmThroughput", "UpdateTable",
+            {"TableName": "{G}", "AttributeDefinitions": [{"AttributeName": "g2", "AttributeType": "S"}],
+             "WarmThroughput": {"ReadUnitsPerSecond": 13000},
+             "GlobalSecondaryIndexUpdates": [{"Create": gsi(IndexName="gsi2", KeySchema=[
+                 {"AttributeName": "g2", "KeyType": "HASH"}])}]}, "ValidationException",
+            INVALID + "Create global secondary index cannot be specified when updating WarmThroughput",
+            shape="guessed"),
+    Capture("OnDemandThroughput with another change", "UpdateTable",
+            {"TableName": "{T}", "OnDemandThroughput": {"MaxReadRequestUnits": 100},
+             "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}}, "ValidationException",
+            INVALID + "OnDemandThroughput can only be combined with BillingMode in an UpdateTable request",
+            shape="guessed"),
+    Capture("index list empty beside another change", "UpdateTable",
+            {"TableName": "{G}", "BillingMode": "PAY_PER_REQUEST", "GlobalSecondaryIndexUpdates": []},
+            "ValidationException", INVALID + "List of GlobalSecondaryIndexUpdates is empty", shape="guessed"),
     Capture("attribute name duplicated", "CreateTable",
             create(AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
                                          {"AttributeName": "pk", "AttributeType": "N"}]),
@@ -497,6 +540,17 @@ SPEC: list[Capture] = [
              {"PointInTimeRecoveryEnabled": False, "RecoveryPeriodInDays": 10}}, "ValidationException",
             "Invalid Request: Cannot specify RecoveryPeriodInDays when disabling point-in-time recovery.",
             shape="guessed"),
+    Capture("restore to a time without a time", "RestoreTableToPointInTime",
+            {"SourceTableName": "{T}", "TargetTableName": "{NEW}"}, "ValidationException",
+            "Invalid Request: Either one of RestoreDateTime or UseLatestRestorableTime must be specified, "
+            "but not both", shape="guessed"),
+    Capture("restore to a time without a source", "RestoreTableToPointInTime",
+            {"TargetTableName": "{NEW}", "UseLatestRestorableTime": True}, "ValidationException",
+            "Invalid Request: Must provide exactly one of: sourceTableArn, sourceTableName", shape="guessed"),
+    Capture("restore to a time with two sources", "RestoreTableToPointInTime",
+            {"SourceTableName": "{T}", "SourceTableArn": "{ARN}", "TargetTableName": "{NEW}",
+             "UseLatestRestorableTime": True}, "ValidationException",
+            "Invalid Request: Must provide exactly one of: sourceTableArn, sourceTableName", shape="guessed"),
     Capture("malformed backup ARN", "DescribeBackup", {"BackupArn": "arn:aws:dynamodb:us-east-1:1:table/x"},
             "ValidationException", "Invalid Backup ARN", shape="guessed"),
     Capture("backup time range reversed", "ListBackups",
@@ -617,7 +671,9 @@ def replay(client: Any, capture: Capture, names: dict[str, str], new_name: str) 
     try:
         return answer(client, capture, names)
     finally:
-        if capture.code is None or capture.before or capture.operation in ("CreateTable", "RestoreTableFromBackup"):
+        if capture.code is None or capture.before or capture.operation in (
+            "CreateTable", "RestoreTableFromBackup", "RestoreTableToPointInTime"
+        ):
             _drop(client, new_name)
 
 

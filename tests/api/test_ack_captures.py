@@ -3,9 +3,10 @@ every transport: code and whole message (or, where the lab cut the text,
 its start). The captures and where they come from: tests/api/ack_captures.py;
 ``python tools/compare_captures.py`` prints the same comparison as a report.
 
-Six captures list the same constraint errors as dynastore but in another
-order (the order of the errors within one value, or within one index
-override, differs between this capture and dynalite's older recordings):
+Three captures list the same constraint errors as dynastore but in another
+order (the order of the errors within one value differs between this
+capture and others: dynalite's older recordings, the same capture's other
+members):
 they are compared as sets here and exactly in a strict xfail
 (docs/compatibility.md).
 """
@@ -34,9 +35,6 @@ ORDER_DIFFERS = frozenset({
     "ct_gsi_name_empty",
     "describe_table_empty_name",
     "gsi_create_warm_empty_name_empty",
-    "rst_gsi_override_empty_entry",
-    "rst_gsi_override_name_only",
-    "rst_lsi_override_empty_entry",
 })
 """docs/compatibility.md: the same errors, listed in another order."""
 
