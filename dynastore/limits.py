@@ -214,3 +214,8 @@ the current time"), and RestoreTableToPointInTime takes no later time."""
 SYSTEM_BACKUP_RETENTION_SECONDS = 35 * 24 * 3600
 """A SYSTEM backup (the one DeleteTable makes of a table with PITR on) is
 kept 35 days (its BackupExpiryDateTime), then deleted."""
+PITR_SETTINGS_ATTEMPTS = 8
+"""How often a change of a table's PITR settings or held views is tried
+when other servers keep changing the table's definition first (each try a
+compare-and-set on its generation: dynastore/backups/pitr.py)."""
+PITR_SETTINGS_RETRY_SECONDS = 0.01  # the pause before the n-th retry: n times this
