@@ -467,3 +467,28 @@ def test_a_system_backup_expires_after_35_days(store: str, tmp_path: Any) -> Non
         assert len(database.database.storage.load_tables()) == storage_tables - 1
     finally:
         database.close()
+
+
+def test_a_system_backup_over_the_aws_cli(endpoint: str, client: Any, make_table: Callable[..., str]) -> None:
+    name = make_table()
+    fill(client, name, 3)
+
+    def aws(*arguments: str) -> Any:
+        completed = subprocess.run(
+            [sys.executable, "-m", "awscli", "dynamodb", *arguments, "--endpoint-url", endpoint,
+             "--region", "us-east-1", "--output", "json"],
+            capture_output=True, text=True, timeout=60,
+            env={"AWS_ACCESS_KEY_ID": "AKIDTEST", "AWS_SECRET_ACCESS_KEY": "secret", "PATH": "/usr/bin:/bin"},
+        )
+        assert completed.returncode == 0, completed.stderr
+        return json.loads(completed.stdout) if completed.stdout.strip() else None
+
+    aws("update-continuous-backups", "--table-name", name,
+        "--point-in-time-recovery-specification", "PointInTimeRecoveryEnabled=true")
+    aws("delete-table", "--table-name", name)
+    assert aws("list-backups", "--table-name", name)["BackupSummaries"] == []
+    (listed,) = aws("list-backups", "--table-name", name, "--backup-type", "SYSTEM")["BackupSummaries"]
+    assert (listed["BackupName"], listed["BackupType"]) == (f"{name}$DeletedTableBackup", "SYSTEM")
+    assert "BackupExpiryDateTime" in listed
+    assert aws("delete-backup", "--backup-arn", listed["BackupArn"])["BackupDescription"]["BackupDetails"][
+        "BackupStatus"] == "DELETED"
