@@ -429,20 +429,32 @@ class Database:
             for index in schema.indexes
         }
 
-    def update_table(self, schema: TableSchema) -> TableSchema:
-        """Persist a changed definition of an existing table (same name and id)."""
-        generation = self.storage.update_table_metadata(schema.table_id, schema.to_metadata())
+    def update_table(self, schema: TableSchema, compare: bool = False) -> TableSchema:
+        """Persist a changed definition of an existing table (same name and
+        id). With ``compare``, only if the stored definition is still the one
+        ``schema`` was made from (its generation; storage.base.CatalogueChanged
+        if another server changed it meanwhile: refresh and redo)."""
+        expected = schema.generation if compare else None
+        generation = self.storage.update_table_metadata(schema.table_id, schema.to_metadata(), expected)
         schema = replace(schema, generation=generation)
         self.tables[schema.name] = schema
         return schema
 
-    def drop_table(self, name: str) -> TableSchema:
-        """Remove a table and all of its items; returns the schema it had."""
+    def drop_table(self, name: str, keep_items_as: str | None = None) -> TableSchema:
+        """Remove a table and all of its items; returns the schema it had.
+        With ``keep_items_as``, the table's items are not dropped but kept
+        under that storage name (a SYSTEM backup's, dynastore/backups/service.py)."""
         schema = self.table(name)
         with self.storage.transaction():
+            # The table's lock first, then catalogue rows (the order of every
+            # catalogue change: storage.base.Storage.lock_table).
+            self.storage.lock_table(schema.table_id)
             for index in schema.indexes:
                 self.storage.drop_table(index.storage_id)
-            self.storage.drop_table(schema.table_id)
+            if keep_items_as is None:
+                self.storage.drop_table(schema.table_id)
+            else:
+                self.storage.rename_table(schema.table_id, keep_items_as)
             self.streams.table_dropped(schema, self.now())  # readable 24 more hours
         del self.tables[name]
         return schema

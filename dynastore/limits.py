@@ -270,3 +270,8 @@ DAX_CACHE_ENTRY_OVERHEAD_BYTES = 128  # what a cache entry costs beside its enco
 DAX_REQUEST_MAX_BYTES = 20 * 1024 * 1024  # a DAX request larger than this closes its connection (16 MB of items and room for framing)
 DAX_ATTRIBUTE_LISTS_MAX = 1_000_000  # distinct attribute name lists the node defines (ids are never reused)
 DAX_MAX_CONNECTIONS = 1024  # connections the DAX endpoint holds at once; more are closed on arrival
+PITR_SETTINGS_ATTEMPTS = 8
+"""How often a change of a table's PITR settings or held views is tried
+when other servers keep changing the table's definition first (each try a
+compare-and-set on its generation: dynastore/backups/pitr.py)."""
+PITR_SETTINGS_RETRY_SECONDS = 0.01  # the pause before the n-th retry: n times this

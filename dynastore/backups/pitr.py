@@ -80,7 +80,8 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -92,7 +93,7 @@ from dynastore.backups.errors import (
 )
 from dynastore.backups.own_tables import own_table_name, own_tables_with_prefix
 from dynastore.engine.indexes import TERMINATOR, escape
-from dynastore.storage.base import HASH_SPACE, Row, RowChange
+from dynastore.storage.base import HASH_SPACE, CatalogueChanged, Row, RowChange
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -224,19 +225,26 @@ def check_restorable(database: Database, schema: TableSchema, at: float) -> None
 
 def enable(database: Database, schema: TableSchema, period_days: int) -> TableSchema:
     """PITR on (or its period changed): the window starts now when it was off."""
-    log = change_log(schema)
-    settings = None if log is None else log.get("pitr")
-    enabled_at = database.now() if settings is None else settings["enabled_at"]
-    pitr = {"enabled_at": enabled_at, "period_days": period_days}
-    return _set_log(database, schema, log, pitr=pitr)
+
+    def edit(current: TableSchema, log: dict[str, Any] | None) -> dict[str, Any]:
+        settings = None if log is None else log.get("pitr")
+        enabled_at = database.now() if settings is None else settings["enabled_at"]
+        return {"pitr": {"enabled_at": enabled_at, "period_days": period_days}}
+
+    changed = _update_log(database, schema.name, edit)
+    assert changed is not None
+    return changed
 
 
 def disable(database: Database, schema: TableSchema) -> TableSchema:
     """PITR off: the window and its history go (a held view stays readable)."""
-    log = change_log(schema)
-    if log is None or log.get("pitr") is None:
-        return schema
-    return _set_log(database, schema, log, pitr=None)
+
+    def edit(current: TableSchema, log: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if log is None or log.get("pitr") is None else {"pitr": None}
+
+    changed = _update_log(database, schema.name, edit)
+    assert changed is not None
+    return changed
 
 
 def hold(database: Database, table_name: str, holder: str, at: float | None = None) -> float:
@@ -245,33 +253,36 @@ def hold(database: Database, table_name: str, holder: str, at: float | None = No
     (``at``, or a moment after the call began when ``at`` is None or not in
     the past). Raises TableNotFound (ResourceNotFoundException),
     PointInTimeRecoveryUnavailableException or InvalidRestoreTimeException
-    when ``at`` is in the past and not restorable. Holding again under the
-    same ``holder`` moves its time."""
-    schema = database.table(table_name)
-    now = database.now()
-    if at is None or at >= now:
-        at = now
-    else:
-        window = readable_window(database, schema)
-        if window is None:
-            raise pitr_not_enabled(schema.name)
-        if at < window[0]:
-            raise restore_time_outside_window()
-    log = change_log(schema)
-    holds = dict(log.get("holds", {})) if log is not None else {}
-    holds[holder] = at
-    schema = _set_log(database, schema, log, holds=holds)
+    when ``at`` is in the past and not readable (before the window). Holding
+    again under the same ``holder`` moves its time."""
+
+    def edit(schema: TableSchema, log: dict[str, Any] | None) -> dict[str, Any]:
+        now = database.now()
+        held = now if at is None or at >= now else at
+        if held < now:
+            window = readable_window(database, schema)
+            if window is None:
+                raise pitr_not_enabled(schema.name)
+            if held < window[0]:
+                raise restore_time_outside_window()
+        holds = dict(log.get("holds", {})) if log is not None else {}
+        holds[holder] = held
+        return {"holds": holds}
+
+    schema = _update_log(database, table_name, edit)
+    assert schema is not None
     return float(holders(schema)[holder])
 
 
 def release(database: Database, table_name: str, holder: str) -> None:
     """Stop holding a view (a table deleted meanwhile is fine)."""
-    schema = database.tables.get(table_name)
-    log = None if schema is None else change_log(schema)
-    if schema is None or log is None or holder not in log.get("holds", {}):
-        return
-    holds = {name: at for name, at in log["holds"].items() if name != holder}
-    _set_log(database, schema, log, holds=holds)
+
+    def edit(schema: TableSchema, log: dict[str, Any] | None) -> dict[str, Any] | None:
+        if log is None or holder not in log.get("holds", {}):
+            return None
+        return {"holds": {name: at for name, at in log["holds"].items() if name != holder}}
+
+    _update_log(database, table_name, edit, missing_ok=True)
 
 
 def holders(schema: TableSchema) -> dict[str, float]:
@@ -281,6 +292,36 @@ def holders(schema: TableSchema) -> dict[str, float]:
 
 
 _KEEP: Any = object()
+
+
+def _update_log(database: Database, table_name: str,
+                edit: Callable[[TableSchema, dict[str, Any] | None], dict[str, Any] | None],
+                missing_ok: bool = False) -> TableSchema | None:
+    """Change the table's change-log settings: ``edit(schema, log)`` gives
+    the new ``pitr`` and/or ``holds`` (None: nothing to change). The change
+    is a compare-and-set on the table's generation in the catalogue: when
+    another server (or another request of this one) changed the table since
+    this copy of it was loaded, the catalogue is reloaded and ``edit`` runs
+    again on the definition as it is now, so no change is lost (one made on
+    a stale copy would drop another's PITR or held view). Returns the
+    table's definition after (None: the table is gone and ``missing_ok``)."""
+    attempts = limits.PITR_SETTINGS_ATTEMPTS
+    for attempt in range(attempts):
+        schema = database.tables.get(table_name) if missing_ok else database.table(table_name)
+        if schema is None:
+            return None
+        log = change_log(schema)
+        changes = edit(schema, log)
+        if changes is None:
+            return schema
+        try:
+            return _set_log(database, schema, log, **changes)
+        except CatalogueChanged:
+            if attempt == attempts - 1:
+                raise
+            database.storage.pause(limits.PITR_SETTINGS_RETRY_SECONDS * (attempt + 1))
+            database.refresh_catalogue(check=True)
+    raise AssertionError("unreachable")
 
 
 def _set_log(database: Database, schema: TableSchema, log: dict[str, Any] | None,
@@ -295,36 +336,47 @@ def _set_log(database: Database, schema: TableSchema, log: dict[str, Any] | None
     if holds is not _KEEP:
         new["holds"] = holds
     extensions = dict(schema.extensions)
+    storage = database.storage
     if new["pitr"] is None and not new["holds"]:
         if log is None:
             return schema
         extensions.pop(CHANGE_LOG_EXTENSION)
-        changed = database.update_table(replace(schema, extensions=extensions))
-        database.storage.drop_table(int(log["storage_id"]))
+        with _changing(database, schema):
+            changed = database.update_table(replace(schema, extensions=extensions), compare=True)
+            storage.drop_table(int(log["storage_id"]))
         return changed
-    if log is None:
-        started = database.now()
-        kind = f"change-log/{schema.table_uuid}/{int(started * 1_000_000)}"
-        new["kind"] = kind
-        new["started"] = started
-        new["holds"] = {name: max(at, started) for name, at in new["holds"].items()}
-        if new["pitr"] is not None:
-            new["pitr"] = dict(new["pitr"], enabled_at=max(new["pitr"]["enabled_at"], started))
-        new["storage_id"] = database.storage.create_table(database.storage_name(own_table_name(kind)), b"{}")
+    with _changing(database, schema):
+        if log is None:
+            # The table's lock is held from here to the commit: other servers'
+            # writes to it wait, and those after see the new generation (with
+            # the log) and compute again, so the log is complete from now on.
+            started = database.now()
+            kind = f"change-log/{schema.table_uuid}/{int(started * 1_000_000)}"
+            new["kind"] = kind
+            new["started"] = started
+            new["holds"] = {name: max(at, started) for name, at in new["holds"].items()}
+            if new["pitr"] is not None:
+                new["pitr"] = dict(new["pitr"], enabled_at=max(new["pitr"]["enabled_at"], started))
+            new["storage_id"] = storage.create_table(database.storage_name(own_table_name(kind)), b"{}")
         extensions[CHANGE_LOG_EXTENSION] = new
-        schema = database.update_table(replace(schema, extensions=extensions))
-        if database.storage.exclusive:
-            return schema
-        # Other servers' writes computed before this change may still commit
-        # until it does (each is refused after: its generation is old), so
-        # the log is complete only from now on: start it here.
-        started = database.now()
-        new = dict(new, started=started, holds={name: max(at, started) for name, at in new["holds"].items()})
-        if new["pitr"] is not None:
-            new["pitr"] = dict(new["pitr"], enabled_at=max(new["pitr"]["enabled_at"], started))
-        extensions = dict(schema.extensions)
-    extensions[CHANGE_LOG_EXTENSION] = new
-    return database.update_table(replace(schema, extensions=extensions))
+        return database.update_table(replace(schema, extensions=extensions), compare=True)
+
+
+@contextmanager
+def _changing(database: Database, schema: TableSchema) -> Iterator[None]:
+    """One transaction that first takes the table's lock (then catalogue
+    rows: the order every catalogue change keeps, so two never wait for each
+    other in a cycle); if it fails, this process's copy of the table is put
+    back as it was."""
+    storage = database.storage
+    try:
+        with storage.transaction():
+            storage.lock_table(schema.table_id)
+            yield
+    except BaseException:
+        if database.tables.get(schema.name) is not None:
+            database.tables[schema.name] = schema
+        raise
 
 
 def drop_orphan_logs(database: Database) -> int:

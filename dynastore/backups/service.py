@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from dynastore import limits
 from dynastore.backups import jobs, pitr, registry, restore, visible
 from dynastore.backups.errors import (
     BackupInUseException,
@@ -22,7 +23,7 @@ from dynastore.backups.errors import (
     backup_not_found,
 )
 from dynastore.backups.own_tables import own_table_name
-from dynastore.backups.registry import CREATING, DELETED, BackupRecord, RestoreRecord
+from dynastore.backups.registry import AVAILABLE, CREATING, DELETED, BackupRecord, RestoreRecord
 from dynastore.engine import table_description, ttl
 from dynastore.engine.schema import TableSchema
 from dynastore.engine.streams import STREAM_EXTENSION
@@ -80,6 +81,64 @@ def update_continuous_backups(database: Database, request: dict[str, Any]) -> di
 
 
 # --- backups ---------------------------------------------------------------------------
+
+
+SYSTEM_BACKUP_SUFFIX = "$DeletedTableBackup"
+"""A SYSTEM backup's name: the deleted table's name and this (the developer
+guide, "Delete a table with PITR enabled")."""
+SYSTEM = "SYSTEM"
+
+
+def delete_table_keeping_system_backup(database: Database, schema: TableSchema) -> None:
+    """DeleteTable of a table with PITR on: DynamoDB keeps a SYSTEM backup of
+    it as it was just before the deletion, for 35 days (BackupType SYSTEM,
+    BackupExpiryDateTime; API reference, BackupDetails). The table's storage
+    becomes the backup's, in the transaction that deletes the table (its
+    indexes' storage and its change log go): the backup is AVAILABLE at
+    once, whatever the table's size, and a kill -9 leaves the table or the
+    backup, never neither."""
+    storage = database.storage
+    now = database.now()
+    backup_id = registry.new_backup_id(now)
+    item_count, size_bytes = database.table_statistics(schema)
+    log = pitr.change_log(schema)
+    source = replace(schema, extensions={key: value for key, value in schema.extensions.items()
+                                         if key != pitr.CHANGE_LOG_EXTENSION})
+    record = BackupRecord(
+        backup_id=backup_id, arn=f"{schema.arn}/backup/{backup_id}", name=schema.name + SYSTEM_BACKUP_SUFFIX,
+        table_name=schema.name, table_id=schema.table_uuid, table_arn=schema.arn, created=now,
+        source=orjson.loads(source.to_metadata()), items_storage_id=schema.table_id, status=AVAILABLE,
+        backup_type=SYSTEM, expires=now + limits.SYSTEM_BACKUP_RETENTION_SECONDS,
+        item_count=item_count, size_bytes=size_bytes, total_items=item_count, total_bytes=size_bytes,
+    )
+    change = registry.backup_change(database, record, backup_id)  # the registry exists before the transaction
+    with storage.transaction():
+        database.drop_table(schema.name, keep_items_as=database.storage_name(own_table_name(f"backup/{backup_id}")))
+        registry.apply(database, change)
+        if log is not None:
+            storage.drop_table(int(log["storage_id"]))
+
+
+def expire_system_backups(database: Database) -> int:
+    """Delete the SYSTEM backups past their BackupExpiryDateTime (on the
+    database clock); returns how many went. Called by the backup calls
+    before they answer, so an expired backup is never seen."""
+    now = database.now()
+    expired = [record for record in registry.backups(database)
+               if record.backup_type == SYSTEM and record.expires is not None and record.expires <= now]
+    for record in expired:
+        _drop_backup(database, record)
+    return len(expired)
+
+
+def _drop_backup(database: Database, record: BackupRecord) -> None:
+    storage = database.storage
+    with storage.transaction():
+        registry.apply(database, registry.backup_change(database, None, record.backup_id))
+        try:
+            storage.drop_table(record.items_storage_id)
+        except KeyError:
+            pass
 
 
 def create_backup(database: Database, request: dict[str, Any]) -> BackupRecord:
@@ -176,6 +235,7 @@ def backup_description(record: BackupRecord) -> dict[str, Any]:
 
 
 def find_backup(database: Database, arn: Any) -> BackupRecord:
+    expire_system_backups(database)
     backup_id = registry.backup_id_of_arn(arn)
     record = None if backup_id is None else registry.get_backup(database, backup_id)
     if record is None or record.arn != arn:
@@ -196,10 +256,7 @@ def delete_backup(database: Database, request: dict[str, Any]) -> dict[str, Any]
     if any(restoring.source_backup_arn == record.arn and restoring.status == registry.IN_PROGRESS
            for restoring in registry.restores(database)):
         raise BackupInUseException(f"Backup is being restored: {record.arn}")
-    storage = database.storage
-    with storage.transaction():
-        registry.apply(database, registry.backup_change(database, None, record.backup_id))
-        storage.drop_table(record.items_storage_id)
+    _drop_backup(database, record)
     return {"BackupDescription": backup_description(replace(record, status=DELETED))}
 
 
@@ -216,6 +273,7 @@ def list_backups(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     wanted = request.get("BackupType") or "USER"
     start = request.get("ExclusiveStartBackupArn")
     after = registry.backup_id_of_arn(start) if start is not None else None
+    expire_system_backups(database)
     if start is not None and after is None:
         raise ValidationException(f"Invalid ExclusiveStartBackupArn: {start}")
     summaries: list[dict[str, Any]] = []

@@ -36,7 +36,12 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
         raise ValidationException(PROTECTED_MESSAGE)
     item_count, size_bytes = database.table_statistics(schema)
     index_statistics = database.index_statistics(schema)
-    database.drop_table(schema.name)
+    if (schema.extensions.get(CHANGE_LOG) or {}).get("pitr") is not None:
+        from dynastore.backups.service import delete_table_keeping_system_backup  # PITR on
+
+        delete_table_keeping_system_backup(database, schema)
+    else:
+        database.drop_table(schema.name)
     if "replication" in schema.extensions:  # a global table's member: the others forget it
         from dynastore.replication.replica_updates import table_deleted
 
@@ -49,3 +54,7 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
         index_statistics=index_statistics,
     )
     return {"TableDescription": description}
+
+
+CHANGE_LOG = "change_log"
+"""dynastore/backups/pitr.py's CHANGE_LOG_EXTENSION (not imported: lazy)."""

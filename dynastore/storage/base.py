@@ -188,8 +188,22 @@ class Storage(ABC):
     """``TableRecord.generation`` of a table just created (shared stores count from 1)."""
 
     @abstractmethod
-    def update_table_metadata(self, table_id: int, metadata: bytes) -> int:
-        """Replace a table's metadata; returns its new generation."""
+    def update_table_metadata(self, table_id: int, metadata: bytes, expected_generation: int | None = None) -> int:
+        """Replace a table's metadata; returns its new generation. With
+        ``expected_generation``, a compare-and-set: only while the table's
+        generation is still that one, else ``CatalogueChanged`` and nothing
+        is written (another server changed the table since it was read: read
+        it again and redo the change). An exclusive store has one writer and
+        generation 0 always: nothing can have come between."""
+
+    def lock_table(self, table_id: int) -> None:
+        """Inside ``transaction()``: hold the table's lock until the
+        transaction ends. On a shared store, other servers' commits to the
+        table and changes of its definition wait for it meanwhile (take it
+        before anything else the transaction locks: the table's lock first,
+        then catalogue rows, as every catalogue change does). Nothing to do
+        on an exclusive store: it runs one operation at a time."""
+        return None
 
     @abstractmethod
     def drop_table(self, table_id: int) -> None:

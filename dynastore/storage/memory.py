@@ -195,7 +195,7 @@ class MemoryStorage(Storage):
         self._remember(undo)
         return table_id
 
-    def update_table_metadata(self, table_id: int, metadata: bytes) -> int:
+    def update_table_metadata(self, table_id: int, metadata: bytes, expected_generation: int | None = None) -> int:
         table = self._table(table_id)
         old = table.metadata
         table.metadata = bytes(metadata)

@@ -263,7 +263,7 @@ class SQLiteStorage(Storage):
         assert table_id is not None
         return table_id
 
-    def update_table_metadata(self, table_id: int, metadata: bytes) -> int:
+    def update_table_metadata(self, table_id: int, metadata: bytes, expected_generation: int | None = None) -> int:
         cursor = self._connection.execute(_UPDATE_TABLE, (metadata, table_id))
         if cursor.rowcount == 0:
             raise KeyError(f"no table with id {table_id}")

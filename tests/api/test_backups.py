@@ -359,3 +359,136 @@ def test_aws_cli(endpoint: str, make_table: Callable[..., str], client: Any,
     assert scan_all(client, target) == scan_all(client, name)
     assert aws("delete-backup", "--backup-arn", arn)["BackupDescription"]["BackupDetails"][
         "BackupStatus"] == "DELETED"
+
+
+# --- DeleteTable of a table with PITR on: a SYSTEM backup ---------------------------------------
+
+
+SYSTEM_RETENTION = timedelta(days=35)
+
+
+def _system_backups(client: Any, name: str, backup_type: str = "SYSTEM") -> list[dict[str, Any]]:
+    summaries: list[dict[str, Any]] = client.list_backups(TableName=name, BackupType=backup_type)["BackupSummaries"]
+    return [summary for summary in summaries if summary["BackupType"] == "SYSTEM"]
+
+
+def test_deleting_a_table_with_pitr_on_keeps_a_system_backup(client: Any, make_table: Callable[..., str],
+                                                             restored: list[str]) -> None:
+    """DynamoDB (API reference, BackupDetails): "If you delete a table with
+    point-in-time recovery enabled, a SYSTEM backup is automatically created
+    and is retained for 35 days"; named ``<table>$DeletedTableBackup``,
+    listed by ListBackups with BackupType SYSTEM or ALL (not by the default
+    USER), restorable like any backup, and DeleteBackup deletes it."""
+    name = make_table(
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                              {"AttributeName": "sk", "AttributeType": "S"},
+                              {"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexes=[{"IndexName": "by-g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                 "Projection": {"ProjectionType": "ALL"}}],
+    )
+    fill(client, name, 40)
+    client.update_continuous_backups(TableName=name, PointInTimeRecoverySpecification={
+        "PointInTimeRecoveryEnabled": True})
+    client.delete_item(TableName=name, Key={"pk": {"S": "p0"}, "sk": {"S": "00000"}})
+    expected = scan_all(client, name)
+    table_arn = client.describe_table(TableName=name)["Table"]["TableArn"]
+    deleted = client.delete_table(TableName=name)["TableDescription"]
+    assert deleted["TableStatus"] == "DELETING"
+    assert _system_backups(client, name, "USER") == []  # the default lists USER backups only
+    (summary,) = _system_backups(client, name)
+    assert _system_backups(client, name, "ALL") == [summary]
+    assert client.list_backups(TableName=name, BackupType="AWS_BACKUP")["BackupSummaries"] == []
+    assert summary["BackupName"] == f"{name}$DeletedTableBackup"
+    assert (summary["BackupStatus"], summary["BackupType"], summary["TableArn"]) == ("AVAILABLE", "SYSTEM", table_arn)
+    assert summary["BackupExpiryDateTime"] - summary["BackupCreationDateTime"] == SYSTEM_RETENTION
+    assert BACKUP_ARN.fullmatch(summary["BackupArn"])["table"] == name  # type: ignore[index]
+    assert summary["BackupSizeBytes"] > 0
+    described = client.describe_backup(BackupArn=summary["BackupArn"])["BackupDescription"]
+    details = described["BackupDetails"]
+    assert (details["BackupType"], details["BackupStatus"], details["BackupName"]) == (
+        "SYSTEM", "AVAILABLE", f"{name}$DeletedTableBackup")
+    assert details["BackupExpiryDateTime"] == summary["BackupExpiryDateTime"]
+    assert described["SourceTableDetails"]["ItemCount"] == 39
+    assert [index["IndexName"] for index in described["SourceTableFeatureDetails"]["GlobalSecondaryIndexes"]] == [
+        "by-g"]
+    with pytest.raises(client.exceptions.ResourceNotFoundException):
+        client.describe_table(TableName=name)
+    restored.append(name)  # the deleted table's name is free: restore into it
+    client.restore_table_from_backup(BackupArn=summary["BackupArn"], TargetTableName=name)
+    table = wait_active(client, name)
+    assert table["ItemCount"] == 39 and table["GlobalSecondaryIndexes"][0]["IndexName"] == "by-g"
+    assert scan_all(client, name) == expected
+    assert client.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"][
+        "PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"] == "DISABLED"  # not carried over
+    gone = client.delete_backup(BackupArn=summary["BackupArn"])["BackupDescription"]["BackupDetails"]
+    assert (gone["BackupStatus"], gone["BackupType"]) == ("DELETED", "SYSTEM")
+    with pytest.raises(client.exceptions.BackupNotFoundException):
+        client.describe_backup(BackupArn=summary["BackupArn"])
+
+
+def test_deleting_a_table_without_pitr_keeps_no_backup(client: Any, make_table: Callable[..., str]) -> None:
+    name = make_table()
+    fill(client, name, 5)
+    client.update_continuous_backups(TableName=name, PointInTimeRecoverySpecification={
+        "PointInTimeRecoveryEnabled": True})
+    client.update_continuous_backups(TableName=name, PointInTimeRecoverySpecification={
+        "PointInTimeRecoveryEnabled": False})
+    client.delete_table(TableName=name)
+    assert client.list_backups(TableName=name, BackupType="ALL")["BackupSummaries"] == []
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+def test_a_system_backup_expires_after_35_days(store: str, tmp_path: Any) -> None:
+    """On the database clock (here a manual one): after 35 days the SYSTEM
+    backup is gone (its storage too); a day before, it is still there."""
+    import dynastore
+
+    now = [1_800_000_000.0]
+    database = dynastore.open(None if store == "memory" else tmp_path / "data", clock=lambda: now[0])
+    try:
+        client = database.client()
+        client.create_table(TableName="expiring", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                            BillingMode="PAY_PER_REQUEST")
+        client.put_item(TableName="expiring", Item={"pk": {"S": "one"}})
+        client.update_continuous_backups(TableName="expiring", PointInTimeRecoverySpecification={
+            "PointInTimeRecoveryEnabled": True})
+        client.delete_table(TableName="expiring")
+        (summary,) = _system_backups(client, "expiring")
+        assert summary["BackupCreationDateTime"].timestamp() == now[0]
+        storage_tables = len(database.database.storage.load_tables())
+        now[0] += SYSTEM_RETENTION.total_seconds() - 86_400
+        assert client.describe_backup(BackupArn=summary["BackupArn"])["BackupDescription"]["BackupDetails"][
+            "BackupStatus"] == "AVAILABLE"
+        now[0] += 86_400
+        assert _system_backups(client, "expiring", "ALL") == []
+        with pytest.raises(client.exceptions.BackupNotFoundException):
+            client.describe_backup(BackupArn=summary["BackupArn"])
+        assert len(database.database.storage.load_tables()) == storage_tables - 1
+    finally:
+        database.close()
+
+
+def test_a_system_backup_over_the_aws_cli(endpoint: str, client: Any, make_table: Callable[..., str]) -> None:
+    name = make_table()
+    fill(client, name, 3)
+
+    def aws(*arguments: str) -> Any:
+        completed = subprocess.run(
+            [sys.executable, "-m", "awscli", "dynamodb", *arguments, "--endpoint-url", endpoint,
+             "--region", "us-east-1", "--output", "json"],
+            capture_output=True, text=True, timeout=60,
+            env={"AWS_ACCESS_KEY_ID": "AKIDTEST", "AWS_SECRET_ACCESS_KEY": "secret", "PATH": "/usr/bin:/bin"},
+        )
+        assert completed.returncode == 0, completed.stderr
+        return json.loads(completed.stdout) if completed.stdout.strip() else None
+
+    aws("update-continuous-backups", "--table-name", name,
+        "--point-in-time-recovery-specification", "PointInTimeRecoveryEnabled=true")
+    aws("delete-table", "--table-name", name)
+    assert aws("list-backups", "--table-name", name)["BackupSummaries"] == []
+    (listed,) = aws("list-backups", "--table-name", name, "--backup-type", "SYSTEM")["BackupSummaries"]
+    assert (listed["BackupName"], listed["BackupType"]) == (f"{name}$DeletedTableBackup", "SYSTEM")
+    assert "BackupExpiryDateTime" in listed
+    assert aws("delete-backup", "--backup-arn", listed["BackupArn"])["BackupDescription"]["BackupDetails"][
+        "BackupStatus"] == "DELETED"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -161,3 +162,138 @@ def test_a_restore_on_one_server_sees_the_other_servers_changes(servers: Servers
             a.delete_table(TableName=table)
         except a.exceptions.ClientError:
             pass
+
+
+# --- PITR changed on one server while the other holds a view (a backup, a restore) ----------------
+
+SLOW_JOBS = {"DYNASTORE_BACKUP_PAGE_ROWS": "5", "DYNASTORE_BACKUP_STEP_DELAY_MS": "100"}
+"""The backup jobs copy 5 items a step, 100 ms apart: 60 items take about 1.2 s."""
+
+
+@pytest.fixture(scope="module")
+def slow_servers(postgres_server: Any) -> Iterator[Servers]:
+    """As ``servers``, with slow backup jobs (a job holds its view a while)."""
+    database_url = postgres_server.new_database()
+    processes, urls, listeners = [], [], []
+    try:
+        seen: set[int] = set()
+        for _ in range(2):
+            process, url = start_server("--postgres", database_url, environment=SLOW_JOBS)
+            processes.append(process)
+            urls.append(url)
+            now = _listening_backends(database_url)
+            listeners.append(now - seen)
+            seen |= now
+        yield Servers([_client(url) for url in urls], listeners)
+    finally:
+        for process in processes:
+            stop_server(process)
+
+
+def _keyed_table(client: Any, items: int) -> str:
+    name = _new_table(client)
+    for start in range(0, items, 25):
+        client.batch_write_item(RequestItems={name: [
+            {"PutRequest": {"Item": {"pk": {"S": f"k{n:04d}"}}}} for n in range(start, min(start + 25, items))]})
+    return name
+
+
+def _wait_available(client: Any, arn: str) -> None:
+    deadline = time.monotonic() + 60
+    while client.describe_backup(BackupArn=arn)["BackupDescription"]["BackupDetails"]["BackupStatus"] != "AVAILABLE":
+        assert time.monotonic() < deadline, "the backup never became AVAILABLE"
+        time.sleep(0.1)
+
+
+RACE_ROUNDS = 8
+
+
+def test_pitr_switched_while_views_are_held_and_released_on_both_servers(slow_servers: Servers) -> None:
+    """Each round: A and B each start a backup (a view held, released by the
+    job when its copy is done, concurrently with what follows) while PITR is
+    turned on through one server and off through the other, all at once.
+    Every change of the table's change-log settings must be made on its
+    definition as it is now (a compare-and-set on its generation, retried on
+    a conflict), never on a copy another change overtook: else a backup's
+    view is lost (its job gives it up: BackupNotFoundException) or PITR's
+    last ENABLED is undone."""
+    a, b = slow_servers.clients
+    name = _keyed_table(a, 30)
+    backups: list[str] = []
+    errors: list[BaseException] = []
+
+    def run(call: Any) -> threading.Thread:
+        def target() -> None:
+            try:
+                call()
+            except BaseException as error:  # reported below
+                errors.append(error)
+
+        thread = threading.Thread(target=target)
+        thread.start()
+        return thread
+
+    try:
+        for round_number in range(RACE_ROUNDS):
+            first, other = (a, b) if round_number % 2 == 0 else (b, a)
+            threads = [
+                run(lambda: backups.append(a.create_backup(TableName=name, BackupName="race-a")[
+                    "BackupDetails"]["BackupArn"])),
+                run(lambda: backups.append(b.create_backup(TableName=name, BackupName="race-b")[
+                    "BackupDetails"]["BackupArn"])),
+                run(lambda enabler=first: enabler.update_continuous_backups(
+                    TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})),
+            ]
+            for thread in threads:
+                thread.join()
+            assert not errors, errors
+            for client in (a, b):
+                assert _recovery(client, name)["PointInTimeRecoveryStatus"] == "ENABLED", round_number
+            other.update_continuous_backups(TableName=name, PointInTimeRecoverySpecification={
+                "PointInTimeRecoveryEnabled": False})
+        for arn in backups:
+            _wait_available(a, arn)
+            details = a.describe_backup(BackupArn=arn)["BackupDescription"]
+            assert details["SourceTableDetails"]["ItemCount"] == 30, arn
+        for client in (a, b):
+            assert _recovery(client, name) == {"PointInTimeRecoveryStatus": "DISABLED"}
+    finally:
+        for arn in backups:
+            try:
+                a.delete_backup(BackupArn=arn)
+            except a.exceptions.ClientError:
+                pass
+        a.delete_table(TableName=name)
+
+
+def test_a_view_released_on_one_server_keeps_pitr_turned_on_through_the_other(slow_servers: Servers) -> None:
+    """B's backup job holds a view of the table (its change log); A turns
+    PITR on meanwhile, and B, whose catalogue notifications are held back,
+    releases its view when the copy is done. The release must change the
+    table's definition as it is now (a compare-and-set on its generation in
+    the catalogue), not as B last loaded it: else PITR, which A answered
+    ENABLED, is lost with the change log."""
+    a, b = slow_servers.clients
+    name = _keyed_table(a, 60)
+    try:
+        backup = b.create_backup(TableName=name, BackupName="held")["BackupDetails"]["BackupArn"]
+        with notifications_held_back(slow_servers.listeners[1]):
+            enabled = a.update_continuous_backups(TableName=name, PointInTimeRecoverySpecification={
+                "PointInTimeRecoveryEnabled": True})["ContinuousBackupsDescription"]
+            assert enabled["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"] == "ENABLED"
+            assert b.describe_backup(BackupArn=backup)["BackupDescription"]["BackupDetails"][
+                "BackupStatus"] == "CREATING", "the backup was done before PITR went on: nothing was tested"
+            _wait_available(a, backup)
+            for client in (a, b):
+                assert _recovery(client, name)["PointInTimeRecoveryStatus"] == "ENABLED"
+        a.put_item(TableName=name, Item={"pk": {"S": "after"}})
+        target = f"pair-{uuid.uuid4().hex[:12]}"
+        b.restore_table_to_point_in_time(SourceTableName=name, TargetTableName=target,
+                                         UseLatestRestorableTime=True)  # the log is still there
+        try:
+            assert len(scan_all(a, target if wait_active(a, target) else target)) == 60
+        finally:
+            a.delete_table(TableName=target)
+        a.delete_backup(BackupArn=backup)
+    finally:
+        a.delete_table(TableName=name)

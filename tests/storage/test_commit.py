@@ -181,6 +181,26 @@ def test_a_table_changed_by_another_server_refuses_the_commit(two_servers: tuple
     first.commit(Commit(changes=[put(table_id, row(b"k", b"v"))], generations={table_id: fresh.generation}))
 
 
+def test_a_definition_changed_by_another_server_refuses_a_compare_and_set(
+        two_servers: tuple[Storage, Storage]) -> None:
+    """update_table_metadata with expected_generation writes only over the
+    generation it was computed from (dynastore/backups/pitr.py's settings)."""
+    first, second = two_servers
+    table_id = first.create_table("t", b"{}")
+    (record,) = first.load_tables()
+    changed = second.update_table_metadata(table_id, b'{"by": "second"}', expected_generation=record.generation)
+    assert changed == record.generation + 1
+    with pytest.raises(CatalogueChanged):
+        first.update_table_metadata(table_id, b'{"by": "first"}', expected_generation=record.generation)
+    (now,) = first.load_tables()
+    assert (now.metadata, now.generation) == (b'{"by": "second"}', changed)
+    with first.transaction():  # the lock, then the compare-and-set, in one transaction
+        first.lock_table(table_id)
+        assert first.update_table_metadata(table_id, b'{"by": "first"}', expected_generation=changed) == changed + 1
+    with pytest.raises(KeyError):
+        first.update_table_metadata(10_000, b"{}", expected_generation=1)
+
+
 def test_sequenced_heads_number_concurrent_commits_without_gaps(two_servers: tuple[Storage, Storage]) -> None:
     first, second = two_servers
     table_id = first.create_table("t", b"{}")

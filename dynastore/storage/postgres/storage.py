@@ -459,7 +459,15 @@ class PostgresStorage(Storage):
         self._execute(
             "SELECT pg_advisory_xact_lock(%s::integer, %s::integer)",
             (TABLE_LOCK_CLASS, table_id % TABLE_LOCK_MODULUS),
-        )
+        ).fetchone()
+
+    def lock_table(self, table_id: int) -> None:
+        """The advisory lock every change of the table's definition takes
+        first (and every commit to it takes shared): held until the
+        enclosing transaction ends."""
+        if self._context().depth == 0:
+            raise RuntimeError("lock_table outside a transaction")
+        self._lock_table(table_id)
 
     def create_table(self, name: str, metadata: bytes) -> int:
         self._writes += 1
@@ -472,15 +480,25 @@ class PostgresStorage(Storage):
         assert found is not None
         return int(found[0])
 
-    def update_table_metadata(self, table_id: int, metadata: bytes) -> int:
+    def update_table_metadata(self, table_id: int, metadata: bytes, expected_generation: int | None = None) -> int:
         self._writes += 1
         with self.transaction():
-            self._lock_table(table_id)
-            found = self._execute(
-                "UPDATE dynastore_tables SET metadata = %s, generation = generation + 1"
-                " WHERE table_id = %s RETURNING generation",
-                (metadata, table_id),
-            ).fetchone()
+            self._lock_table(table_id)  # the table's lock first, then its catalogue row
+            if expected_generation is None:
+                found = self._execute(
+                    "UPDATE dynastore_tables SET metadata = %s, generation = generation + 1"
+                    " WHERE table_id = %s RETURNING generation",
+                    (metadata, table_id),
+                ).fetchone()
+            else:
+                found = self._execute(
+                    "UPDATE dynastore_tables SET metadata = %s, generation = generation + 1"
+                    " WHERE table_id = %s AND generation = %s RETURNING generation",
+                    (metadata, table_id, expected_generation),
+                ).fetchone()
+                if found is None and self._execute(
+                        "SELECT 1 FROM dynastore_tables WHERE table_id = %s", (table_id,)).fetchone() is not None:
+                    raise CatalogueChanged(f"table {table_id} is no longer at generation {expected_generation}")
             if found is None:
                 raise KeyError(f"no table with id {table_id}")
             self._announce_catalogue_change()
