@@ -55,9 +55,9 @@ from dynastore.backups.export_errors import (
 )
 from dynastore.backups.export_formats import DYNAMODB_JSON, NEW_AND_OLD_IMAGES, NEW_IMAGE, DataFile
 from dynastore.backups.own_tables import own_table_id
+from dynastore.backups.runner import JobKind, JobRunner, Upkeep
 from dynastore.errors import DynamoDBError, LimitExceededException, ValidationException
 from dynastore.storage.base import Row, SortKeyRange
-from dynastore.storage.errors import StorageUnavailable
 from dynastore.types.keys import partition_hash
 
 if TYPE_CHECKING:
@@ -75,7 +75,6 @@ FULL_EXPORT = "FULL_EXPORT"
 INCREMENTAL_EXPORT = "INCREMENTAL_EXPORT"
 DEFAULT_SSE_ALGORITHM = "AES256"
 """What DescribeExport reports when the request named none (S3's default encryption)."""
-JOB_RETRY_SECONDS = 1.0
 WATCH_SECONDS = 2.0
 MICROSECOND = 1e-6
 
@@ -522,7 +521,7 @@ def export_step(database: Database, record: ExportRecord, max_rows: int | None =
     return record
 
 
-# --- running the jobs ------------------------------------------------------------------------
+# --- running the jobs (dynastore/backups/runner.py) ------------------------------------------
 
 
 STEP_ATTEMPTS = 5
@@ -530,154 +529,60 @@ STEP_ATTEMPTS = 5
 away) ends its export FAILED with the error, rather than retrying forever."""
 
 
-class _Pending:
-    def __init__(self) -> None:
-        self.exports: set[str] = set()
-        self.failures: dict[str, int] = {}
-        self.scheduled = False
-        self.resumed = False
+def _load(database: Database, export_id: str) -> ExportRecord | None:
+    record = get(database, export_id)
+    return record if record is not None and record.status == IN_PROGRESS else None
 
 
-_PENDING: weakref.WeakKeyDictionary[Any, _Pending] = weakref.WeakKeyDictionary()
+def _advance(database: Database, record: ExportRecord) -> bool:
+    return export_step(database, record).status == IN_PROGRESS
 
 
-def _pending(database: Database) -> _Pending:
-    found = _PENDING.get(database)
-    if found is None:
-        found = _PENDING[database] = _Pending()
-    return found
+def _give_up(database: Database, record: ExportRecord, error: Exception) -> None:
+    fail(database, record, "InternalError", f"{type(error).__name__}: {error}")
+
+
+RUNNER = JobRunner("exports", [JobKind(
+    "export", lambda database: [record.export_id for record in records(database) if record.status == IN_PROGRESS],
+    _load, _advance, _give_up)], logger, attempts=STEP_ATTEMPTS)
 
 
 def step(database: Database) -> bool | None:
-    """One step of one unfinished export: True while work remains, False when
-    none does, None when the work is another server's."""
-    pending = _pending(database)
-    for export_id in sorted(pending.exports):
-        record = get(database, export_id)
-        if record is None or record.status != IN_PROGRESS:
-            pending.exports.discard(export_id)
-            continue
-        if not database.storage.hold_lock(database.storage_name(f"export-job/{export_id}")):
-            return None
-        try:
-            status = export_step(database, record).status
-        except StorageUnavailable:
-            raise
-        except Exception as error:
-            failures = pending.failures[export_id] = pending.failures.get(export_id, 0) + 1
-            logger.exception("export %s: a step failed (%d of %d)", export_id, failures, STEP_ATTEMPTS)
-            if failures < STEP_ATTEMPTS:
-                return None
-            status = fail(database, record, "InternalError", f"{type(error).__name__}: {error}").status
-        pending.failures.pop(export_id, None)
-        if status != IN_PROGRESS:
-            pending.exports.discard(export_id)
-        return bool(pending.exports)
-    return False
+    """One step of one unfinished export (``JobRunner.step``)."""
+    return RUNNER.step(database)
 
 
 def resume(database: Database) -> None:
-    pending = _pending(database)
-    pending.resumed = True
-    for record in records(database):
-        if record.status == IN_PROGRESS:
-            pending.exports.add(record.export_id)
-    if pending.exports:
-        kick(database)
+    RUNNER.resume(database)
 
 
 def ensure_resumed(database: Database) -> None:
-    if not _pending(database).resumed:
-        resume(database)
+    RUNNER.ensure_resumed(database)
 
 
 def add(database: Database, export_id: str) -> None:
-    _pending(database).exports.add(export_id)
-    kick(database)
-
-
-def kick(database: Database) -> None:
-    """Run the unfinished exports: in the server's background, else right now."""
-    pending = _pending(database)
-    loop = database.background_loop
-    if loop is None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-    if loop is None:
-        run_to_end(database)
-        return
-    if pending.scheduled:
-        return
-    pending.scheduled = True
-
-    def tick() -> None:
-        try:
-            more = step(database)
-        except StorageUnavailable as error:
-            logger.warning("exports wait for the store: %s", error)
-            more = None
-        except Exception:
-            logger.exception("an export step failed; retrying")
-            more = None
-        if more is None:
-            schedule(JOB_RETRY_SECONDS)
-        elif more:
-            schedule(0)
-        else:
-            pending.scheduled = False
-
-    def schedule(delay: float) -> None:
-        loop.call_soon_threadsafe(loop.call_later, delay, database.run_in_background, tick)
-
-    schedule(0)
+    RUNNER.add(database, "export", export_id)
 
 
 def run_to_end(database: Database) -> None:
     """Every unfinished export, to its end (no loop: the embedded database,
     a command). A step to retry is retried at once, STEP_ATTEMPTS times at most."""
-    retries = 0
-    while True:
-        more = step(database)
-        if more is False or (more is None and retries >= STEP_ATTEMPTS):
-            return
-        retries = retries + 1 if more is None else 0
+    RUNNER.run_to_end(database)
 
 
-class ExportJobs:
+class ExportJobs(Upkeep):
     """A server's exports for one namespace: resume at start; on a shared
     store look again every WATCH_SECONDS (a dead server's exports)."""
 
+    logger = logger
+
     def __init__(self, database: Database, loop: asyncio.AbstractEventLoop,
                  interval: float = WATCH_SECONDS) -> None:
-        self.database = database
-        self.loop = loop
-        self.interval = interval
-        self._handle: asyncio.TimerHandle | None = None
+        super().__init__(database, loop, interval)
 
-    def start(self) -> ExportJobs:
-        self._handle = self.loop.call_later(0, self._tick)
-        return self
-
-    def stop(self) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
-
-    def _tick(self) -> None:
-        self.database.run_in_background(self._look)
-        if self._handle is not None and not self.database.storage.exclusive:
-            self._handle = self.loop.call_later(self.interval, self._tick)
-
-    def _look(self) -> None:
-        try:
-            self.database.refresh_catalogue()
-            resume(self.database)
-        except StorageUnavailable as error:
-            logger.warning("exports wait for the store: %s", error)
-        except Exception:
-            logger.exception("export upkeep failed")
+    def look(self) -> None:
+        self.database.refresh_catalogue()
+        resume(self.database)
 
 
 # --- the responses -----------------------------------------------------------------------------

@@ -51,6 +51,7 @@ from dynastore.backups.buckets import BucketError, ObjectInfo, buckets_for
 from dynastore.backups.import_formats import ParsedRecord
 from dynastore.backups.own_tables import own_table_id, own_table_name, own_tables_with_prefix
 from dynastore.backups.restore import drop_hidden, publish
+from dynastore.backups.runner import JobKind, JobRunner, Upkeep
 from dynastore.engine import table_creation, table_settings
 from dynastore.engine.schema import TableSchema
 from dynastore.errors import (
@@ -60,7 +61,6 @@ from dynastore.errors import (
     ValidationException,
 )
 from dynastore.storage.base import Row, RowChange, SortKeyRange
-from dynastore.storage.errors import StorageUnavailable
 from dynastore.types.keys import partition_hash
 
 if TYPE_CHECKING:
@@ -81,7 +81,6 @@ TABLE_CREATION_MEMBERS = ("TableName", "AttributeDefinitions", "KeySchema", "Bil
                           "OnDemandThroughput", "SSESpecification", "GlobalSecondaryIndexes")
 """The members of DynamoDB's TableCreationParameters (API reference)."""
 
-JOB_RETRY_SECONDS = 1.0
 WATCH_SECONDS = 2.0
 
 
@@ -752,103 +751,43 @@ def fail_import(database: Database, record: ImportRecord, schema: TableSchema, c
     return record
 
 
-# --- running the jobs (as dynastore/backups/jobs.py runs backups and restores) --------------
+# --- running the jobs (dynastore/backups/runner.py) ------------------------------------------
 
 
-class _Pending:
-    def __init__(self) -> None:
-        self.imports: set[str] = set()
-        self.scheduled = False
-        self.resumed = False
+def _load(database: Database, import_id: str) -> ImportRecord | None:
+    record = get_import(database, import_id)
+    if record is None or record.status != IN_PROGRESS:
+        _drop_source(database, import_id)
+        return None
+    return record
 
 
-_PENDING: dict[int, _Pending] = {}
+def _advance(database: Database, record: ImportRecord) -> bool:
+    return import_step(database, record).status == IN_PROGRESS
 
 
-def _pending(database: Database) -> _Pending:
-    found = _PENDING.get(id(database))
-    if found is None:
-        found = _PENDING[id(database)] = _Pending()
-    return found
+RUNNER = JobRunner("imports", [JobKind(
+    "import", lambda database: [record.import_id for record in all_imports(database)
+                                if record.status == IN_PROGRESS],
+    _load, _advance)], logger)
 
 
 def step(database: Database) -> bool | None:
-    """One step of one unfinished import: True while work remains, False when
-    none does, None when they are another server's (try again later)."""
-    pending = _pending(database)
-    for import_id in sorted(pending.imports):
-        if not database.storage.hold_lock(database.storage_name(f"import-job/{import_id}")):
-            return None
-        record = get_import(database, import_id)
-        if record is None or record.status != IN_PROGRESS:
-            pending.imports.discard(import_id)
-            _drop_source(database, import_id)
-            continue
-        record = import_step(database, record)
-        if record.status != IN_PROGRESS:
-            pending.imports.discard(import_id)
-        return bool(pending.imports)
-    return False
+    """One step of one unfinished import (``JobRunner.step``)."""
+    return RUNNER.step(database)
 
 
 def resume(database: Database) -> None:
     """Find the imports the store holds IN_PROGRESS (after a restart) and run them."""
-    pending = _pending(database)
-    pending.resumed = True
-    for record in all_imports(database):
-        if record.status == IN_PROGRESS:
-            pending.imports.add(record.import_id)
-    if pending.imports:
-        kick(database)
+    RUNNER.resume(database)
 
 
 def ensure_resumed(database: Database) -> None:
-    if not _pending(database).resumed:
-        resume(database)
+    RUNNER.ensure_resumed(database)
 
 
 def add_import(database: Database, import_id: str) -> None:
-    _pending(database).imports.add(import_id)
-    kick(database)
-
-
-def kick(database: Database) -> None:
-    """Run the unfinished imports: in the server's background, else right now."""
-    pending = _pending(database)
-    loop = database.background_loop
-    if loop is None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-    if loop is None:
-        while step(database):
-            pass
-        return
-    if pending.scheduled:
-        return
-    pending.scheduled = True
-
-    def tick() -> None:
-        try:
-            more = step(database)
-        except StorageUnavailable as error:
-            logger.warning("imports wait for the store: %s", error)
-            more = None
-        except Exception:
-            logger.exception("an import step failed; retrying")
-            more = None
-        if more is None:
-            schedule(JOB_RETRY_SECONDS)
-        elif more:
-            schedule(0)
-        else:
-            pending.scheduled = False
-
-    def schedule(delay: float) -> None:
-        loop.call_soon_threadsafe(loop.call_later, delay, database.run_in_background, tick)
-
-    schedule(0)
+    RUNNER.add(database, "import", import_id)
 
 
 def cleanup(database: Database) -> int:
@@ -866,44 +805,24 @@ def cleanup(database: Database) -> int:
     return removed
 
 
-class ImportJobs:
+class ImportJobs(Upkeep):
     """A server's upkeep of one namespace's imports: at start resume the
     unfinished ones and clean up; on a shared store look again every
     WATCH_SECONDS (to take over those of a server that died)."""
 
+    logger = logger
+
     def __init__(self, database: Database, loop: asyncio.AbstractEventLoop,
                  interval: float = WATCH_SECONDS) -> None:
-        self.database = database
-        self.loop = loop
-        self.interval = interval
-        self._handle: asyncio.TimerHandle | None = None
+        super().__init__(database, loop, interval)
 
-    def start(self) -> ImportJobs:
-        self._handle = self.loop.call_later(0, self._tick)
-        return self
-
-    def stop(self) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
-
-    def _tick(self) -> None:
-        self.database.run_in_background(self._look)
-        if self._handle is not None and not self.database.storage.exclusive:
-            self._handle = self.loop.call_later(self.interval, self._tick)
-
-    def _look(self) -> None:
+    def look(self) -> None:
         database = self.database
-        try:
-            first = not _pending(database).resumed
-            if first:
-                cleanup(database)
-            if first or not database.storage.exclusive:
-                resume(database)
-        except StorageUnavailable as error:
-            logger.warning("import upkeep waits for the store: %s", error)
-        except Exception:
-            logger.exception("import upkeep failed")
+        first = not RUNNER.pending(database).resumed
+        if first:
+            cleanup(database)
+        if first or not database.storage.exclusive:
+            resume(database)
 
 
 # --- progress (the admin route and the command) ----------------------------------------------

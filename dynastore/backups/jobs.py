@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import weakref
 from dataclasses import replace
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -43,9 +42,9 @@ from dynastore.backups.registry import (
     RestoreRecord,
 )
 from dynastore.backups.restore import drop_hidden, publish
+from dynastore.backups.runner import JobKind, JobRunner, Upkeep
 from dynastore.engine.schema import TableSchema
 from dynastore.storage.base import HASH_SPACE, Row
-from dynastore.storage.errors import StorageUnavailable
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -61,7 +60,6 @@ JOB_PAGE_ROWS = int(os.environ.get(PAGE_ROWS_VARIABLE) or 1000)
 """Items one step copies."""
 STEP_DELAY_SECONDS = float(os.environ.get(STEP_DELAY_VARIABLE) or 0) / 1000
 """The pause between two steps of a server's jobs (0: none)."""
-JOB_RETRY_SECONDS = 1.0
 WATCH_SECONDS = 2.0
 """How often ``BackupJobs`` looks for jobs to take over and logs to prune."""
 PRUNE_EVERY_SECONDS = 60.0
@@ -196,134 +194,64 @@ def fail_restore(database: Database, record: RestoreRecord, schema: TableSchema,
     return record
 
 
-# --- running the jobs -------------------------------------------------------------------
+# --- running the jobs (dynastore/backups/runner.py) ---------------------------------------
 
 
-class _Pending:
-    """The jobs of one namespace this process knows are unfinished."""
-
-    def __init__(self) -> None:
-        self.backups: set[str] = set()
-        self.restores: set[str] = set()
-        self.scheduled = False
-        self.resumed = False
+def _load_backup(database: Database, backup_id: str) -> BackupRecord | None:
+    record = registry.get_backup(database, backup_id)
+    return record if record is not None and record.status == CREATING else None
 
 
-_PENDING: weakref.WeakKeyDictionary[Any, _Pending] = weakref.WeakKeyDictionary()
-"""Keyed by the Database itself: a collected one's id() can be a new one's."""
+def _advance_backup(database: Database, record: BackupRecord) -> bool:
+    after = backup_step(database, record, JOB_PAGE_ROWS)  # read now: tests make pages small
+    return after is not None and after.status == CREATING
 
 
-def _pending(database: Database) -> _Pending:
-    found = _PENDING.get(database)
-    if found is None:
-        found = _PENDING[database] = _Pending()
-    return found
+def _load_restore(database: Database, restore_id: str) -> RestoreRecord | None:
+    record = registry.get_restore(database, restore_id)
+    return record if record is not None and record.status == IN_PROGRESS else None
+
+
+def _advance_restore(database: Database, record: RestoreRecord) -> bool:
+    after = restore_step(database, record, JOB_PAGE_ROWS)
+    return after is not None and after.status == IN_PROGRESS
+
+
+RUNNER = JobRunner("backup jobs", [
+    JobKind("backup", lambda database: [record.backup_id for record in registry.backups(database)
+                                        if record.status == CREATING], _load_backup, _advance_backup),
+    JobKind("restore", lambda database: [record.restore_id for record in registry.restores(database)
+                                         if record.status == IN_PROGRESS], _load_restore, _advance_restore),
+], logger, step_delay_seconds=lambda: STEP_DELAY_SECONDS)
+"""Backups first, then restores; a server pauses STEP_DELAY_SECONDS between steps."""
 
 
 def step(database: Database) -> bool | None:
-    """One step of one unfinished job: True while work remains, False when
-    none does, None when the jobs are another server's (try again later)."""
-    pending = _pending(database)
-    storage = database.storage
-    for backup_id in sorted(pending.backups):
-        if not storage.hold_lock(database.storage_name(f"backup-job/{backup_id}")):
-            return None
-        record = registry.get_backup(database, backup_id)
-        if record is None or record.status != CREATING:
-            pending.backups.discard(backup_id)
-            continue
-        record2 = backup_step(database, record, JOB_PAGE_ROWS)  # read now: tests make pages small
-        if record2 is None or record2.status != CREATING:
-            pending.backups.discard(backup_id)
-        return bool(pending.backups or pending.restores)
-    for restore_id in sorted(pending.restores):
-        if not storage.hold_lock(database.storage_name(f"restore-job/{restore_id}")):
-            return None
-        restore = registry.get_restore(database, restore_id)
-        if restore is None or restore.status != IN_PROGRESS:
-            pending.restores.discard(restore_id)
-            continue
-        result = restore_step(database, restore, JOB_PAGE_ROWS)
-        if result is None or result.status != IN_PROGRESS:
-            pending.restores.discard(restore_id)
-        return bool(pending.backups or pending.restores)
-    return False
+    """One step of one unfinished job (``JobRunner.step``)."""
+    return RUNNER.step(database)
 
 
 def resume(database: Database) -> None:
     """Find the unfinished jobs the store holds (after a restart) and run them."""
-    pending = _pending(database)
-    pending.resumed = True
-    for record in registry.backups(database):
-        if record.status == CREATING:
-            pending.backups.add(record.backup_id)
-    for restore in registry.restores(database):
-        if restore.status == IN_PROGRESS:
-            pending.restores.add(restore.restore_id)
-    if pending.backups or pending.restores:
-        kick(database)
+    RUNNER.resume(database)
 
 
 def ensure_resumed(database: Database) -> None:
     """Resume once per process (every backup operation calls this first)."""
-    if not _pending(database).resumed:
-        resume(database)
+    RUNNER.ensure_resumed(database)
 
 
 def add_backup(database: Database, backup_id: str) -> None:
-    _pending(database).backups.add(backup_id)
-    kick(database)
+    RUNNER.add(database, "backup", backup_id)
 
 
 def add_restore(database: Database, restore_id: str) -> None:
-    _pending(database).restores.add(restore_id)
-    kick(database)
-
-
-def kick(database: Database) -> None:
-    """Run the unfinished jobs: in the server's background, else right now."""
-    pending = _pending(database)
-    loop = database.background_loop
-    if loop is None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-    if loop is None:
-        run_to_end(database)
-        return
-    if pending.scheduled:
-        return
-    pending.scheduled = True
-
-    def tick() -> None:
-        try:
-            more = step(database)
-        except StorageUnavailable as error:
-            logger.warning("backup jobs wait for the store: %s", error)
-            more = None
-        except Exception:
-            logger.exception("a backup job step failed; retrying")
-            more = None
-        if more is None:
-            schedule(JOB_RETRY_SECONDS)
-        elif more:
-            schedule(STEP_DELAY_SECONDS)
-        else:
-            pending.scheduled = False
-
-    def schedule(delay: float) -> None:
-        loop.call_soon_threadsafe(loop.call_later, delay, database.run_in_background, tick)
-
-    schedule(0)
+    RUNNER.add(database, "restore", restore_id)
 
 
 def run_to_end(database: Database) -> None:
     """Every unfinished job of the namespace, to its end (no loop)."""
-    while True:
-        more = step(database)
-        if not more:
-            return
+    RUNNER.run_to_end(database)
 
 
 # --- upkeep ------------------------------------------------------------------------------
@@ -388,47 +316,27 @@ def prune_logs(database: Database, batches: int = PRUNE_BATCHES_PER_LOOK) -> Non
             _PRUNE_POSITIONS[key] = position
 
 
-class BackupJobs:
+class BackupJobs(Upkeep):
     """A server's upkeep for one namespace: at start resume its unfinished
     jobs and clean up; every WATCH_SECONDS look again (a shared store:
     another server's jobs, if it died); prune PITR logs now and then."""
 
+    logger = logger
+
     def __init__(self, database: Database, loop: asyncio.AbstractEventLoop,
                  interval: float = WATCH_SECONDS) -> None:
-        self.database = database
-        self.loop = loop
-        self.interval = interval
-        self._handle: asyncio.TimerHandle | None = None
+        super().__init__(database, loop, interval, repeat=True)
         self._last_prune = 0.0
 
-    def start(self) -> BackupJobs:
-        self._handle = self.loop.call_later(0, self._tick)
-        return self
-
-    def stop(self) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
-
-    def _tick(self) -> None:
-        self.database.run_in_background(self._look)
-        if self._handle is not None:
-            self._handle = self.loop.call_later(self.interval, self._tick)
-
-    def _look(self) -> None:
+    def look(self) -> None:
         database = self.database
-        try:
-            database.refresh_catalogue()
-            first = not _pending(database).resumed
-            if first or not database.storage.exclusive:
-                resume(database)
-            now = self.loop.time()
-            if first or now - self._last_prune >= PRUNE_EVERY_SECONDS:
-                self._last_prune = now
-                if database.storage.hold_lock(database.storage_name("backups-upkeep")):
-                    cleanup(database)
-                    prune_logs(database)
-        except StorageUnavailable as error:
-            logger.warning("backup upkeep waits for the store: %s", error)
-        except Exception:
-            logger.exception("backup upkeep failed")
+        database.refresh_catalogue()
+        first = not RUNNER.pending(database).resumed
+        if first or not database.storage.exclusive:
+            resume(database)
+        now = self.loop.time()
+        if first or now - self._last_prune >= PRUNE_EVERY_SECONDS:
+            self._last_prune = now
+            if database.storage.hold_lock(database.storage_name("backups-upkeep")):
+                cleanup(database)
+                prune_logs(database)

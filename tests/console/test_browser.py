@@ -11,14 +11,6 @@ Needs Playwright (pip) and Debian's chromium (apt); skipped when either is missi
 from __future__ import annotations
 
 import json
-import os
-import re
-import select
-import shutil
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,29 +18,21 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.console.conftest import BIG_NUMBER, seed_numbers, seed_single_table
+from tests.console.conftest import (
+    ADMIN,
+    BIG_NUMBER,
+    READER,
+    VIEWPORTS,
+    Console,
+    ServedProcess,
+    make_console,
+    require_browser,
+    seed_numbers,
+    seed_single_table,
+    sign_in,
+)
 
-# On a developer machine a missing browser skips these tests; in CI (CI=true,
-# where .ci/run installs Playwright and Debian's chromium) it fails them, so a
-# broken install step cannot turn the browser tests into silent skips.
-REQUIRED = bool(os.environ.get("CI"))
-if REQUIRED:
-    import playwright.sync_api as sync_api
-else:
-    sync_api = pytest.importorskip("playwright.sync_api")
-
-CHROMIUM = os.environ.get("DYNASTORE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
-SCREENSHOTS = Path(os.environ.get("DYNASTORE_CONSOLE_SCREENSHOTS", "/tmp/dynastore-console-screenshots"))
-VIEWPORTS = {"1280x800": {"width": 1280, "height": 800}, "1920x1080": {"width": 1920, "height": 1080}}
-
-if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
-    if REQUIRED:
-        raise RuntimeError(f"no chromium at {CHROMIUM}: .ci/run should have installed it")
-    pytest.skip(f"no chromium at {CHROMIUM}", allow_module_level=True)
+require_browser()  # skips this module without Playwright or chromium
 
 
 @pytest.fixture(scope="module")
@@ -56,58 +40,6 @@ def seeded(client: Any) -> Any:
     seed_single_table(client)
     seed_numbers(client)
     return client
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
-
-
-class Console:
-    """A page of the console plus the errors its scripts raised."""
-
-    def __init__(self, page: Any, base_url: str, name: str) -> None:
-        self.page = page
-        self.base_url = base_url
-        self.name = name
-        self.errors: list[str] = []
-        page.on("pageerror", lambda error: self.errors.append(str(error)))
-        page.on("console", self._on_console)
-
-    def _on_console(self, message: Any) -> None:
-        # A DynamoDB error answer (e.g. ResourceNotFoundException) is a 4xx the page
-        # handles; the browser still logs it. Anything else logged as an error counts.
-        if message.type == "error" and "the server responded with a status of 4" not in message.text:
-            self.errors.append(message.text)
-
-    def open(self, hash_path: str) -> Any:
-        self.page.goto(f"{self.base_url}#{hash_path}")
-        self.page.wait_for_load_state("networkidle")
-        return self.page
-
-    def shot(self, label: str) -> Path:
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        path = SCREENSHOTS / f"{self.name}-{label}.png"
-        self.page.screenshot(path=str(path), full_page=False)
-        return path
-
-    def assert_fits(self) -> None:
-        """Nothing wider than the window: the page itself never scrolls sideways."""
-        overflow = self.page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-        assert overflow <= 0, f"page is {overflow}px wider than the viewport"
-
-
-def make_console(browser: Any, console: Any, request: Any, viewport: str = "1280x800", dark: bool = False) -> Iterator[Console]:
-    context = browser.new_context(viewport=VIEWPORTS[viewport], color_scheme="dark" if dark else "light", accept_downloads=True)
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    wrapper = Console(page, console.url, f"{request.node.name}-{viewport}{'-dark' if dark else ''}")
-    yield wrapper
-    context.close()
-    assert wrapper.errors == []
 
 
 @pytest.fixture()
@@ -580,98 +512,6 @@ def test_region_picker_shows_each_regions_tables(ui: Console, endpoint: str) -> 
         north.delete_table(TableName="nordic")
 
 
-SECURED_KEYS = (
-    "AKIDBROWSERADMIN:admin-secret-0123456789:111111111111:admin\n"
-    "AKIDBROWSERREAD:read-secret-0123456789:111111111111:readonly\n"
-)
-ADMIN = ("AKIDBROWSERADMIN", "admin-secret-0123456789")
-READER = ("AKIDBROWSERREAD", "read-secret-0123456789")
-SERVE_COMMAND = [sys.executable, "-m", "dynastore"]
-LISTEN_LINE = re.compile(r"listening on (http://127\.0\.0\.1:\d+)")
-
-
-class SecuredServer:
-    """``dynastore serve --in-memory --credentials FILE`` in a subprocess on a free port."""
-
-    def __init__(self, directory: Path) -> None:
-        credentials = directory / "credentials"
-        credentials.write_text(SECURED_KEYS)
-        self.log = directory / "stderr.log"
-        with self.log.open("wb") as errors:
-            self.process = subprocess.Popen(
-                [*SERVE_COMMAND, "serve", "--in-memory", "--port", "0", "--credentials", str(credentials)],
-                stdout=subprocess.PIPE, stderr=errors, cwd=directory,
-            )
-        self.endpoint = self._listen_url()
-        self.url = f"{self.endpoint}/console/"
-
-    def _listen_url(self) -> str:
-        assert self.process.stdout is not None
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.process.stdout], [], [], 0.5)
-            if ready:
-                line = self.process.stdout.readline().decode()
-                if not line:
-                    break
-                match = LISTEN_LINE.search(line)
-                if match:
-                    return match.group(1)
-        self.stop()
-        raise AssertionError(f"dynastore serve did not start: {self.log.read_text()}")
-
-    def client(self, key: tuple[str, str], region: str = "us-east-1") -> Any:
-        import boto3
-
-        return boto3.client("dynamodb", endpoint_url=self.endpoint, region_name=region,
-                            aws_access_key_id=key[0], aws_secret_access_key=key[1])
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-
-
-@pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredServer]:
-    server = SecuredServer(tmp_path_factory.mktemp("secured"))
-    try:
-        with urllib.request.urlopen(server.url + "config.json", timeout=10) as response:
-            config = json.loads(response.read())
-        assert config.get("signin") is True  # --credentials mounts the console with sign-in
-        for region, table in (("us-east-1", "orders"), ("eu-west-1", "eu-only")):
-            server.client(ADMIN, region).create_table(
-                TableName=table, BillingMode="PAY_PER_REQUEST",
-                KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-                AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}])
-        server.client(ADMIN).put_item(TableName="orders", Item={"id": {"S": "o-1"}, "total": {"N": "12.5"}})
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture()
-def secured_ui(browser: Any, secured: SecuredServer, request: Any) -> Iterator[Console]:
-    yield from make_console(browser, secured, request)
-
-
-def sign_in(ui: Console, key: tuple[str, str], region: str | None = None) -> Any:
-    page = ui.open("/")
-    page.locator("#signin-form").wait_for()
-    page.fill("#signin-key", key[0])
-    page.fill("#signin-secret", key[1])
-    if region:
-        page.fill("#signin-region", region)
-    page.click("#signin-submit")
-    return page
-
-
 def test_sign_in_with_a_good_key_shows_the_tables(secured_ui: Console) -> None:
     page = sign_in(secured_ui, ADMIN)
     page.locator("#sidebar nav a", has_text="orders").wait_for()
@@ -741,7 +581,7 @@ def test_a_readonly_key_sees_disabled_edit_controls(secured_ui: Console) -> None
     page.locator("#status-bar .err", has_text="AccessDeniedException").wait_for()
 
 
-def test_signed_in_export_with_progress_and_a_signed_download(secured_ui: Console, secured: SecuredServer) -> None:
+def test_signed_in_export_with_progress_and_a_signed_download(secured_ui: Console, secured: ServedProcess) -> None:
     """Signed in with an admin key: the page signs ExportTableToPointInTime, the progress
     routes and the DescribeExport that authorizes a download of the export's files."""
     page = sign_in(secured_ui, ADMIN)

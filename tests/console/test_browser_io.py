@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
-import select
 import subprocess
 import sys
 import time
@@ -26,62 +24,22 @@ from typing import Any
 
 import pytest
 
-from tests.console.test_browser import Console, browser, make_console  # noqa: F401 (browser: a fixture)
+from tests.console.conftest import Console, ServedProcess, make_console, require_browser
 
-SERVE_COMMAND = [sys.executable, "-m", "dynastore"]
-LISTEN_LINE = re.compile(r"listening on (http://127\.0\.0\.1:\d+)")
+require_browser()  # skips this module without Playwright or chromium
+
 ITEMS = 20_000
 """Enough for an export and an import to be seen half-way."""
 JOB_TIMEOUT_MS = 30_000
 
 
-class BucketsServer:
-    """``dynastore serve --in-memory --buckets-dir DIR`` in a subprocess on a free port."""
+class BucketsServer(ServedProcess):
+    """``dynastore serve --in-memory --buckets-dir DIR`` (or the ``where``
+    arguments given) in a subprocess on a free port."""
 
     def __init__(self, directory: Path, *where: str, environment: dict[str, str] | None = None) -> None:
         self.buckets = directory / "buckets"
-        self.log = directory / "stderr.log"
-        arguments = list(where) or ["--buckets-dir", str(self.buckets)]
-        with self.log.open("wb") as errors:
-            self.process = subprocess.Popen(
-                [*SERVE_COMMAND, "serve", "--in-memory", "--port", "0", *arguments],
-                stdout=subprocess.PIPE, stderr=errors, cwd=directory,
-                env=None if environment is None else {**os.environ, **environment},
-            )
-        self.endpoint = self._listen_url()
-        self.url = f"{self.endpoint}/console/"
-
-    def _listen_url(self) -> str:
-        assert self.process.stdout is not None
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.process.stdout], [], [], 0.5)
-            if ready:
-                line = self.process.stdout.readline().decode()
-                if not line:
-                    break
-                match = LISTEN_LINE.search(line)
-                if match:
-                    return match.group(1)
-        self.stop()
-        raise AssertionError(f"dynastore serve did not start: {self.log.read_text()}")
-
-    def client(self) -> Any:
-        import boto3
-
-        return boto3.client("dynamodb", endpoint_url=self.endpoint, region_name="us-east-1",
-                            aws_access_key_id="x", aws_secret_access_key="x")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        super().__init__(directory, *(where or ("--buckets-dir", str(self.buckets))), environment=environment)
 
 
 def create_orders(client: Any, name: str, count: int) -> None:
@@ -110,7 +68,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BucketsServer]:
 
 
 @pytest.fixture()
-def io_ui(browser: Any, served: BucketsServer, request: Any) -> Iterator[Console]:  # noqa: F811
+def io_ui(browser: Any, served: BucketsServer, request: Any) -> Iterator[Console]:
     yield from make_console(browser, served, request)
 
 
@@ -363,7 +321,7 @@ def on_s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BucketsServer]:
         stop_server(moto)
 
 
-def test_an_export_into_a_missing_bucket_fails_with_the_reason(browser: Any, on_s3: BucketsServer, request: Any) -> None:  # noqa: F811
+def test_an_export_into_a_missing_bucket_fails_with_the_reason(browser: Any, on_s3: BucketsServer, request: Any) -> None:
     for ui in make_console(browser, on_s3, request):
         page = ui.open("/t/orders/io")
         page.locator("#pitr-status", has_text="PITR on").wait_for()

@@ -6,88 +6,38 @@ needs ExecuteStatement on the server: it asks once and skips itself while the se
 answers UnknownOperationException, so it runs for real as soon as the server has it.
 
 Needs Playwright (pip) and Debian's chromium (apt); skipped when either is missing
-(see tests/console/test_browser.py, whose browser and page helpers it shares).
+(tests/console/conftest.py: the server process, the browser and page helpers).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import select
-import subprocess
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.console.conftest import seed_numbers, seed_single_table
-from tests.console.test_browser import (
+from tests.console.conftest import (
     ADMIN,
-    LISTEN_LINE,
-    SERVE_COMMAND,
     VIEWPORTS,
     Console,
-    SecuredServer,
-    browser,  # noqa: F401 (a fixture, shared)
+    ServedProcess,
     make_console,
-    secured,  # noqa: F401 (a fixture, shared)
+    require_browser,
+    seed_numbers,
+    seed_single_table,
     sign_in,
 )
+
+require_browser()  # skips this module without Playwright or chromium
 
 EXECUTE_STATEMENT = "/console/api/ExecuteStatement"
 
 
-class ServedDatabase:
-    """``dynastore serve --in-memory`` in a subprocess on a free port, console at /console/."""
-
-    def __init__(self, directory: Path) -> None:
-        self.log = directory / "stderr.log"
-        with self.log.open("wb") as errors:
-            self.process = subprocess.Popen(
-                [*SERVE_COMMAND, "serve", "--in-memory", "--port", "0"],
-                stdout=subprocess.PIPE, stderr=errors, cwd=directory,
-            )
-        self.endpoint = self._listen_url()
-        self.url = f"{self.endpoint}/console/"
-
-    def _listen_url(self) -> str:
-        assert self.process.stdout is not None
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.process.stdout], [], [], 0.5)
-            if ready:
-                line = self.process.stdout.readline().decode()
-                if not line:
-                    break
-                match = LISTEN_LINE.search(line)
-                if match:
-                    return match.group(1)
-        self.stop()
-        raise AssertionError(f"dynastore serve did not start: {self.log.read_text()}")
-
-    def client(self) -> Any:
-        import boto3
-
-        return boto3.client("dynamodb", endpoint_url=self.endpoint, region_name="us-east-1",
-                            aws_access_key_id="AKIDPARTIQL", aws_secret_access_key="secret")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-
-
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedDatabase]:
-    server = ServedDatabase(tmp_path_factory.mktemp("partiql"))
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedProcess]:
+    server = ServedProcess(tmp_path_factory.mktemp("partiql"), key=("AKIDPARTIQL", "secret"))
     try:
         client = server.client()
         seed_single_table(client)
@@ -105,7 +55,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedDatabase]
 
 
 @pytest.fixture()
-def ui(browser: Any, served: ServedDatabase, request: Any) -> Iterator[Console]:  # noqa: F811
+def ui(browser: Any, served: ServedProcess, request: Any) -> Iterator[Console]:
     yield from make_console(browser, served, request)
 
 
@@ -251,7 +201,7 @@ def test_a_statement_that_scans_is_confirmed_first(ui: Console) -> None:
     page.click(".modal button[data-action='Cancel']")
 
 
-def test_the_error_is_shown_as_the_server_returned_it(ui: Console, served: ServedDatabase) -> None:
+def test_the_error_is_shown_as_the_server_returned_it(ui: Console, served: ServedProcess) -> None:
     page = open_tab(ui)
     statement = "SELEC * FROM \"app\""  # a syntax error today and once the server speaks PartiQL
     write_statement(page, statement)
@@ -275,7 +225,7 @@ def answer_of(client: Any, **request: Any) -> str:
 
 @pytest.mark.parametrize("region, table", [("us-east-1", "orders"), ("eu-west-1", "eu-only")])
 def test_signed_in_statements_are_signed_for_the_chosen_region(
-    browser: Any, secured: SecuredServer, request: Any, region: str, table: str,  # noqa: F811
+    browser: Any, secured: ServedProcess, request: Any, region: str, table: str,
 ) -> None:
     for ui in make_console(browser, secured, request):
         page = sign_in(ui, ADMIN, region)
@@ -335,7 +285,7 @@ def test_history_is_kept_across_reloads(ui: Console) -> None:
     assert json.loads(page.evaluate("localStorage.getItem('dynastore.partiql.history')")) == []
 
 
-def test_copy_as_code_for_boto3_js_and_the_cli(ui: Console, served: ServedDatabase) -> None:
+def test_copy_as_code_for_boto3_js_and_the_cli(ui: Console, served: ServedProcess) -> None:
     page = open_tab(ui)
     write_statement(page, "SELECT * FROM \"app\" WHERE \"PK\" = ? AND \"status\" <> 'it''s'")
     page.fill("#partiql-params", '[{"S": "USER#1"}]')
@@ -404,7 +354,7 @@ def test_the_expression_builder_emits_partiql(ui: Console) -> None:
 
 @pytest.mark.parametrize("viewport", sorted(VIEWPORTS))
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
-def test_the_tab_fits_the_window(browser: Any, served: ServedDatabase, request: Any, viewport: str, dark: bool) -> None:  # noqa: F811
+def test_the_tab_fits_the_window(browser: Any, served: ServedProcess, request: Any, viewport: str, dark: bool) -> None:
     for console in make_console(browser, served, request, viewport, dark):
         page = open_tab(console)
         console.page.locator("#partiql-history").wait_for()
@@ -432,7 +382,7 @@ def capacity_units(answer: dict[str, Any]) -> str:
     return f"{units:g}"
 
 
-def test_the_tab_runs_statements_on_the_server(ui: Console, served: ServedDatabase) -> None:
+def test_the_tab_runs_statements_on_the_server(ui: Console, served: ServedProcess) -> None:
     client = served.client()
     partiql_or_skip(client)
     page = open_tab(ui)
@@ -490,7 +440,7 @@ def test_the_tab_runs_statements_on_the_server(ui: Console, served: ServedDataba
     assert page.inner_text("#partiql-error") == error_of(client, Statement=statement, ReturnConsumedCapacity="TOTAL")
 
 
-def test_the_builders_partiql_runs_as_its_request_does(ui: Console, served: ServedDatabase) -> None:
+def test_the_builders_partiql_runs_as_its_request_does(ui: Console, served: ServedProcess) -> None:
     """The statement the builder emits reads and writes what the builder's own request does."""
     client = served.client()
     partiql_or_skip(client)
