@@ -119,6 +119,10 @@ def new_value(kind: str) -> Any:
         return set()
     if kind == ZSET:
         return ZSet()
+    if kind == STREAM:
+        from dynastore.redis.streams import Stream
+
+        return Stream()
     raise ValueError(kind)
 
 
@@ -303,6 +307,9 @@ def element_rows(entry: Entry) -> Iterator[tuple[bytes, bytes, bytes]]:
         for offset, element in enumerate(entry.value):
             position = entry.head + offset
             yield position_bucket(position), position_bytes(position), element
+    elif kind == STREAM:
+        for sort_key, item in entry.value.element_rows():
+            yield member_bucket(sort_key), sort_key, item
 
 
 def _decode_head(item: bytes) -> Entry:
@@ -321,3 +328,5 @@ def _load_element(entry: Entry, element: bytes, item: bytes) -> None:
         entry.value.add(element)
     elif kind == ZSET:
         entry.value.add(element, _SCORE.unpack(item)[0])
+    elif kind == STREAM:
+        entry.value.load(element, item)

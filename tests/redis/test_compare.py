@@ -148,6 +148,30 @@ SCENARIOS.update({
 })
 
 
+SCENARIOS["streams"] = [
+    ("XADD", K, "1-1", "a", 1), ("XADD", K, "1-1", "a", 1), ("XADD", K, "1-*", "b", 2), ("XADD", K, "0-0", "x", 1),
+    ("XADD", K, "2", "c", 3, "d", 4), ("XADD", K, "bad", "a", 1), ("XADD", K, "3-0", "a"), ("XLEN", K),
+    ("XRANGE", K, "-", "+"), ("XRANGE", K, "1-2", "+", "COUNT", 1), ("XRANGE", K, "(1-1", "2"),
+    ("XREVRANGE", K, "+", "-", "COUNT", 2), ("XRANGE", K, "x", "+"), ("XREAD", "COUNT", 2, "STREAMS", K, "0-0"),
+    ("XREAD", "STREAMS", K, "2-0"), ("XREAD", "STREAMS", K), ("XADD", K + "n", "NOMKSTREAM", "*", "a", 1),
+    ("EXISTS", K + "n"), ("XGROUP", "CREATE", K, "g", "0"), ("XGROUP", "CREATE", K, "g", "0"),
+    ("XGROUP", "CREATE", K + "n", "g", "$"), ("XGROUP", "CREATE", K + "m", "g", "$", "MKSTREAM"), ("XLEN", K + "m"),
+    ("XREADGROUP", "GROUP", "g", "alice", "COUNT", 2, "STREAMS", K, ">"),
+    ("XREADGROUP", "GROUP", "g", "bob", "STREAMS", K, ">"), ("XREADGROUP", "GROUP", "g", "bob", "STREAMS", K, ">"),
+    ("XREADGROUP", "GROUP", "g", "alice", "STREAMS", K, "0"), ("XREADGROUP", "GROUP", "nope", "a", "STREAMS", K, ">"),
+    ("XPENDING", K, "g"), ("XACK", K, "g", "1-1", "9-9"),
+    ("XPENDING", K, "g"), ("XCLAIM", K, "g", "carol", 0, "1-2", "JUSTID"), ("XPENDING", K, "g"),
+    ("XAUTOCLAIM", K, "g", "dave", 0, "0", "COUNT", 1, "JUSTID"), ("XINFO", "GROUPS", K),
+    ("XGROUP", "CREATECONSUMER", K, "g", "erin"), ("XGROUP", "CREATECONSUMER", K, "g", "erin"),
+    ("XGROUP", "DELCONSUMER", K, "g", "dave"), ("XGROUP", "SETID", K, "g", "0"), ("XDEL", K, "1-2", "7-7"),
+    ("XLEN", K), ("XTRIM", K, "MAXLEN", 1), ("XRANGE", K, "-", "+"), ("XTRIM", K, "MAXLEN", "~", 0),
+    ("XADD", K, "MAXLEN", 2, "5-0", "a", 1), ("XADD", K, "MAXLEN", 2, "6-0", "a", 1), ("XRANGE", K, "-", "+"),
+    ("XTRIM", K, "MINID", "6"), ("XLEN", K), ("XGROUP", "DESTROY", K, "g"), ("XGROUP", "DESTROY", K, "g"),
+    ("TYPE", K), ("OBJECT", "ENCODING", K), ("SET", K + "s", 1), ("XADD", K + "s", "*", "a", 1),
+    ("XINFO", "STREAM", K + "none"), ("XTRIM", K, "MAXLEN", "=", 1, "LIMIT", 10),
+]
+
+
 def _run(port: int, commands: list[tuple[str | int, ...]], name: str) -> list[bytes]:
     connection = RawConnection(port)
     try:
