@@ -231,3 +231,13 @@ REDIS_HOT_KEYS_TRACKED = 10_000
 """Keys whose operations are counted for the hot-key view (the cold half is dropped past it)."""
 REDIS_COMMAND_SPELLINGS_CACHED = 4096
 """Distinct spellings of command names (GET, get...) the dispatcher remembers."""
+REDIS_HOT_KEY_OPERATIONS_PER_SECOND = 1000
+"""A key above this many operations a second gets the console's hint to shard it."""
+REDIS_BIG_VALUE_BYTES = 1 << 20
+"""A value this large gets the console's big-value warning (the guide: keep values small)."""
+REDIS_BIG_VALUE_ELEMENTS = 10_000
+"""A hash, list, set, sorted set or stream with this many elements gets the warning too."""
+REDIS_ADMIN_KEYS_PAGE_MAX = 1000
+"""Keys one page of POST /_dynastore/redis/keys lists at most."""
+REDIS_ADMIN_HOT_KEYS = 20
+"""Hottest and biggest keys GET /_dynastore/redis reports."""

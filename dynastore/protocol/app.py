@@ -48,6 +48,7 @@ from dynastore.ops import ALL_OPERATIONS, READ_OPERATIONS, dispatch, reads_only
 from dynastore.protocol.authorization import check_credentials_present
 from dynastore.protocol.http import APPLICATION_JSON, JSON_1_0, TEXT_PLAIN, Reply
 from dynastore.protocol.sigv4 import Caller, SignatureVerifier, credential_scope_region
+from dynastore.redis.admin import ADMIN_REDIS_PATH, handle_admin_redis
 from dynastore.storage.errors import StorageUnavailable
 from dynastore.streams_api import dispatch_streams
 from dynastore.streams_api.triggers import ADMIN_TRIGGERS_PATH, handle_admin_triggers
@@ -81,6 +82,7 @@ ADMIN_ROUTES: dict[bytes, AdminHandler] = {
     ADMIN_JOBS_PATH.encode(): handle_admin_jobs,
     ADMIN_EXPORT_JOBS_PATH.encode(): handle_admin_export_jobs,
     ADMIN_IMPORTS_PATH.encode(): handle_admin_imports,
+    ADMIN_REDIS_PATH.encode(): handle_admin_redis,  # the Redis protocol's (dynastore/redis/admin.py)
 }
 
 IDENTITY_PATH = b"/_dynastore/identity"
@@ -252,6 +254,8 @@ class Application:
         except Exception:
             logger.exception("internal error in the admin API at %r", url)
             return (500, APPLICATION_JSON, b'{"message":"Internal server error"}', b"")
+        if type(answer) is bytes:  # a route's Prometheus text
+            return (status, PROMETHEUS_CONTENT_TYPE.encode(), answer, b"")
         return (status, APPLICATION_JSON, orjson.dumps(answer), b"")
 
     def admin_caller(

@@ -53,6 +53,7 @@ class Stats:
         self.keyspace_hits = 0
         self.keyspace_misses = 0
         self.rejected_connections = 0
+        self.reset_at = time.time()
         self.commands: dict[str, list[float]] = {}
         """Per command: [calls, microseconds, failed calls] (INFO commandstats, metrics)."""
         self.key_operations: dict[bytes, int] = {}
@@ -142,6 +143,9 @@ class RedisServer:
         self.servers: list[asyncio.AbstractServer] = []
         self.sweeper: asyncio.TimerHandle | None = None
         self.port = 0
+        from dynastore.redis.admin import register
+
+        register(self)
 
     # --- listening --------------------------------------------------------------------
     async def start(self, host: str, port: int) -> tuple[str, int]:
