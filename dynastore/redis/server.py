@@ -15,6 +15,7 @@ import heapq
 import logging
 import time
 from collections import deque
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from dynastore import limits
@@ -111,8 +112,12 @@ class Blocked:
 class RedisServer:
     """The Redis side of one Database: keyspace, clients, blocking, expiry."""
 
-    def __init__(self, database: Database, group: GroupCommit | None = None) -> None:
+    def __init__(self, database: Database, group: GroupCommit | None = None,
+                 lock: AbstractContextManager[Any] | None = None) -> None:
+        """``lock``: held while commands run (the embedded database's, which its
+        in-process DynamoDB clients take too); None on the server's own loop."""
         load_all()
+        self.lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
         self.database = database
         self.group = group
         self.keyspace = Keyspace(database, limits.REDIS_DATABASES)
@@ -200,6 +205,10 @@ class RedisServer:
         """Active expiry: delete keys whose time is up, a bounded number a run."""
         loop = asyncio.get_running_loop()
         self.sweeper = loop.call_later(limits.REDIS_EXPIRE_SWEEP_SECONDS, self._sweep)
+        with self.lock:
+            self._sweep_step()
+
+    def _sweep_step(self) -> None:
         heap = self.keyspace.deadlines
         if not heap or heap[0][0] > self.now_ms():
             return
@@ -387,6 +396,10 @@ class RedisServer:
                     del self.waiting[(blocked.db, key)]
 
     def _timed_out(self, client: Client) -> None:
+        with self.lock:
+            self._time_out(client)
+
+    def _time_out(self, client: Client) -> None:
         blocked = client.blocked
         if blocked is None:
             return
@@ -474,7 +487,8 @@ class RedisConnection(asyncio.Protocol):
             transport.write(b"-ERR max number of clients reached\r\n")  # type: ignore[attr-defined]
             transport.close()
             return
-        client = self.server.new_client(self)
+        with self.server.lock:
+            client = self.server.new_client(self)
         peer = transport.get_extra_info("peername")
         local = transport.get_extra_info("sockname")
         client.address = _address(peer)
@@ -512,13 +526,12 @@ class RedisConnection(asyncio.Protocol):
                 return
         out: list[bytes] = []
         backlog = client.backlog
-        protocol = client.protocol
-        while backlog and client.blocked is None and not client.closing:
-            reply = server.execute(client, backlog.popleft())
-            if reply is BLOCKED:
-                break
-            resp.encode(reply, client.protocol if client.protocol != protocol else protocol, out)
-            protocol = client.protocol
+        with server.lock:
+            while backlog and client.blocked is None and not client.closing:
+                reply = server.execute(client, backlog.popleft())
+                if reply is BLOCKED:
+                    break
+                resp.encode(reply, client.protocol, out)
         if out:
             server.hold(self, b"".join(out))
         if client.closing:
@@ -553,7 +566,8 @@ class RedisConnection(asyncio.Protocol):
         if self.client is not None:
             self.client.closing = True
             self.client.connection = None
-            self.server.forget_client(self.client)
+            with self.server.lock:
+                self.server.forget_client(self.client)
         self.transport = None
 
     def pause_writing(self) -> None:

@@ -172,9 +172,11 @@ SCENARIOS["streams"] = [
 ]
 
 
-def _run(port: int, commands: list[tuple[str | int, ...]], name: str) -> list[bytes]:
+def _run(port: int, commands: list[tuple[str | int, ...]], name: str, protocol: int = 2) -> list[bytes]:
     connection = RawConnection(port)
     try:
+        if protocol == 3:
+            connection.call("HELLO", 3)
         connection.call("SELECT", 9)
         replies = []
         for command in commands:
@@ -185,12 +187,13 @@ def _run(port: int, commands: list[tuple[str | int, ...]], name: str) -> list[by
         connection.close()
 
 
+@pytest.mark.parametrize("protocol", [2, 3], ids=["resp2", "resp3"])
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
-def test_replies_match_redis(scenario: str, served: Served, real_redis_port: int) -> None:
+def test_replies_match_redis(scenario: str, protocol: int, served: Served, real_redis_port: int) -> None:
     name = f"cmp:{scenario}:{uuid.uuid4().hex[:8]}"
     commands = SCENARIOS[scenario]
-    ours = _run(served.redis_port, commands, name)
-    theirs = _run(real_redis_port, commands, name)
+    ours = _run(served.redis_port, commands, name, protocol)
+    theirs = _run(real_redis_port, commands, name, protocol)
     mismatches = [
         f"{command}: dynastore {mine!r} != redis {real!r}"
         for command, mine, real in zip(commands, ours, theirs, strict=True) if mine != real
