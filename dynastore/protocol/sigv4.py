@@ -165,6 +165,11 @@ class SignatureVerifier:
         #: X-Amz-Date values seen lately -> epoch seconds
         self._epochs: dict[bytes, int] = {}
 
+
+    @property
+    def keys(self) -> Mapping[str, AccessKey]:
+        """The access keys it verifies against (the Redis protocol's AUTH checks them too)."""
+        return self._keys
     def verify(self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes) -> Caller:
         """The Caller who signed this request; raises DynamoDB's error otherwise."""
         authorization = headers.get(b"authorization")

@@ -15,6 +15,7 @@ import heapq
 import logging
 import time
 from collections import deque
+from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +88,10 @@ class Client:
         self.closing = False
         self.authenticated = False
         self.in_exec = False
+        """Running EXEC's commands: a blocking command answers at once."""
+        self.readonly = False
+        """Authenticated with a readonly access key: write commands are refused."""
+        self.user = "default"
         self.current: tuple[Command, list[bytes]] = (COMMANDS["ping"], [b"PING"])
         """The command running (what a blocking command parks)."""
         """Running EXEC's commands: a blocking command answers at once."""
@@ -113,11 +118,14 @@ class RedisServer:
     """The Redis side of one Database: keyspace, clients, blocking, expiry."""
 
     def __init__(self, database: Database, group: GroupCommit | None = None,
-                 lock: AbstractContextManager[Any] | None = None) -> None:
+                 lock: AbstractContextManager[Any] | None = None,
+                 access_keys: Mapping[str, Any] | None = None) -> None:
         """``lock``: held while commands run (the embedded database's, which its
         in-process DynamoDB clients take too); None on the server's own loop."""
         load_all()
         self.lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
+        self.access_keys = access_keys
+        """--credentials' keys: AUTH takes an access key id and its secret (docs/redis.md)."""
         self.database = database
         self.group = group
         self.keyspace = Keyspace(database, limits.REDIS_DATABASES)
@@ -283,8 +291,12 @@ class RedisServer:
                 return self._refuse(client, Error(
                     f"ERR wrong number of arguments for '{sub.name}' command"))
             command = sub
-        if not client.authenticated and self.config.get("requirepass") and name not in AUTH_FREE:
+        if not client.authenticated and name not in AUTH_FREE and (
+                self.access_keys is not None or self.config.get("requirepass")):
             return self._refuse(client, Error("NOAUTH Authentication required."))
+        if client.readonly and command.writes:
+            return self._refuse(client, Error(
+                f"NOPERM this user has no permissions to run the '{command.name}' command"))
         if client.multi is not None and name not in MULTI_ALLOWED:
             client.multi.append((command, argv))
             return resp.QUEUED

@@ -46,6 +46,7 @@ class Served:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        self.log.close()
 
 
 def wait_for(port: int, process: subprocess.Popen[bytes] | None, timeout_s: float = 20.0) -> None:
@@ -75,7 +76,9 @@ def start_dynastore(*store: str, environment: dict[str, str] | None = None,
         wait_for(redis_port, process)
     except RuntimeError:
         log.seek(0)
-        raise RuntimeError(log.read().decode(errors="replace")) from None
+        output = log.read().decode(errors="replace")
+        log.close()
+        raise RuntimeError(output) from None
     return Served(process, http_port, redis_port, log)
 
 

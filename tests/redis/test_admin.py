@@ -93,3 +93,34 @@ def test_config_thresholds_decide_object_encoding(served: Served, r: redis.Redis
         raise AssertionError("accepted an unknown parameter")
     except redis.ResponseError as error:
         assert "Unknown option" in str(error)
+
+
+def test_auth_with_the_credentials_files_keys(data_dir: Any) -> None:
+    credentials = data_dir / "credentials"
+    credentials.write_text("AKIDWRITER:writer-secret\nAKIDREADER:reader-secret:111122223333:readonly\n")
+    server = start_dynastore("--in-memory", "--credentials", str(credentials))
+    try:
+        anonymous = server.client()
+        try:
+            anonymous.get("k")
+            raise AssertionError("served without AUTH")
+        except redis.AuthenticationError:
+            pass
+        except redis.ResponseError as error:
+            assert str(error).startswith("Authentication required")
+        writer = server.client(username="AKIDWRITER", password="writer-secret")
+        assert writer.set("k", "v") is True
+        reader = server.client(username="AKIDREADER", password="reader-secret", protocol=3)
+        assert reader.get("k") == b"v"
+        try:
+            reader.set("k", "w")
+            raise AssertionError("a readonly key wrote")
+        except redis.ResponseError as error:
+            assert "no permissions to run the 'set' command" in str(error)
+        try:
+            server.client(username="AKIDWRITER", password="wrong").ping()
+            raise AssertionError("a wrong secret was accepted")
+        except (redis.AuthenticationError, redis.ResponseError) as error:
+            assert "invalid username-password pair" in str(error)
+    finally:
+        server.stop()
