@@ -172,6 +172,27 @@ SCENARIOS["streams"] = [
 ]
 
 
+SCENARIOS["wrongtype"] = [
+    ("SET", K, "text"), ("LPUSH", K, 1), ("RPOP", K), ("LLEN", K), ("HSET", K, "f", 1), ("HGET", K, "f"),
+    ("SADD", K, 1), ("SCARD", K), ("ZADD", K, 1, "m"), ("ZSCORE", K, "m"), ("XADD", K, "*", "f", 1),
+    ("XLEN", K), ("INCR", K), ("APPEND", K, "!"), ("GET", K), ("LPUSH", K + "l", "a"), ("GET", K + "l"),
+    ("INCR", K + "l"), ("SETRANGE", K + "l", 0, "x"), ("GETDEL", K + "l"), ("SET", K + "l", "v", "GET"),
+    ("SINTERSTORE", K + "d", K + "l"), ("ZUNIONSTORE", K + "d", 1, K + "l"), ("SMOVE", K + "l", K + "x", "a"),
+    ("LMOVE", K + "l", K, "LEFT", "LEFT"), ("RENAME", K + "l", K + "l2"), ("TYPE", K + "l2"),
+    ("OBJECT", "ENCODING", K + "l2"), ("MGET", K, K + "l2"), ("GETEX", K + "l2"), ("STRLEN", K + "l2"),
+    ("COPY", K + "l2", K + "c"), ("LRANGE", K + "c", 0, -1), ("DEL", K + "c", K + "l2", K),
+]
+SCENARIOS["arity"] = [
+    ("LPUSH", K), ("HSET", K, "f"), ("ZADD", K, 1), ("XADD", K, "*"), ("SET",), ("MSET", "a"),
+    ("EXPIRE", K), ("SCAN",), ("SCAN", "x"), ("SCAN", 0, "COUNT", 0), ("SCAN", 0, "MATCH"),
+    ("XGROUP", "CREATE", K), ("CLIENT", "NOPE"), ("OBJECT", "NOPE", K), ("CONFIG", "GET"),
+    ("BLPOP", K), ("BLPOP", K, "x"), ("BRPOP", K, "-1"), ("ZRANGE", K, 0), ("ZRANGE", K, "a", "b"),
+    ("ZRANGEBYSCORE", K, "a", "b"), ("ZRANGEBYLEX", K, "a", "b"), ("LRANGE", K, "a", 1),
+    ("GETRANGE", K, 0, "x"), ("SETEX", K, "x", "v"), ("SELECT", -1), ("HELLO", "x"), ("HELLO", 3, "FOO"),
+    ("AUTH", "x"), ("WATCH",), ("XREAD", "STREAMS"), ("XREAD", "COUNT", "x", "STREAMS", K, 0),
+]
+
+
 def _run(port: int, commands: list[tuple[str | int, ...]], name: str, protocol: int = 2) -> list[bytes]:
     connection = RawConnection(port)
     try:
