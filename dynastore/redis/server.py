@@ -147,6 +147,8 @@ class RedisServer:
         self.ready: list[tuple[int, bytes]] = []
         self._names: dict[bytes, tuple[str, Command]] = {}
         """Command names as clients spell them (GET, get, Get) -> the command."""
+        self.frozen_ms: int | None = None
+        """The time EXEC started, while it runs (keys do not expire in the middle)."""
         self._serving = False
         self.deferring = False
         """EXEC runs: blocked clients are served after it, not between its commands."""
@@ -200,6 +202,10 @@ class RedisServer:
 
     # --- time and expiry --------------------------------------------------------------
     def now_ms(self) -> int:
+        """The database clock in milliseconds; frozen while EXEC runs, as
+        Redis 7.0 samples the time once for a whole transaction."""
+        if self.frozen_ms is not None:
+            return self.frozen_ms
         return int(self.database.now() * 1000)
 
     def expire_now(self, db: int, key: bytes, entry: Entry) -> None:

@@ -139,7 +139,7 @@ SCENARIOS.update({
     "server": [
         ("CONFIG", "GET", "hash-max-listpack-entries"), ("CONFIG", "GET", "zset-max-ziplist-value"), ("CONFIG", "SET", "nonsense-option", "1"),
         ("CONFIG", "SET", "hash-max-listpack-entries", "1"), ("HSET", K, "a", 1, "b", 2),
-        ("OBJECT", "ENCODING", K), ("CONFIG", "SET", "hash-max-listpack-entries", "128"),
+        ("OBJECT", "ENCODING", K), ("CONFIG", "SET", "hash-max-listpack-entries", "512"),
         ("CONFIG", "GET", "hash-max-listpack-entries"), ("SET", K + "i", 12345), ("OBJECT", "ENCODING", K + "i"),
         ("SET", K + "e", "x" * 44), ("OBJECT", "ENCODING", K + "e"), ("SET", K + "r", "x" * 45),
         ("OBJECT", "ENCODING", K + "r"), ("OBJECT", "ENCODING", K + "none"), ("SAVE",), ("FUNCTION", "FLUSH"),

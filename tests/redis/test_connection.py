@@ -40,7 +40,7 @@ def test_resp3(served: Served, key: str) -> None:
     try:
         client.set(key, "x")
         assert client.get(key) == b"x"
-        assert client.config_get("hash-max-listpack-entries") == {"hash-max-listpack-entries": "128"}
+        assert client.config_get("set-max-intset-entries") == {"set-max-intset-entries": "512"}
     finally:
         client.close()
     raw = RawConnection(served.redis_port)
