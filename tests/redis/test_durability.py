@@ -132,3 +132,31 @@ def test_collections_survive_a_restart_row_by_row(data_dir: Path) -> None:
         assert r.type("z2") == b"none"
     finally:
         server.stop()
+
+
+def test_sigterm_with_a_blocked_client_stops_cleanly(data_dir: Path) -> None:
+    server = start_dynastore("--data-dir", str(data_dir))
+    blocked = server.client()
+    result: list[object] = []
+
+    def wait() -> None:
+        try:
+            result.append(blocked.blpop(["never"], timeout=0))
+        except (redis.ConnectionError, ConnectionError) as error:
+            result.append(type(error).__name__)
+
+    thread = threading.Thread(target=wait)
+    thread.start()
+    r = server.client()
+    r.set("before-stop", "kept")
+    time.sleep(0.2)
+    server.process.terminate()
+    assert server.process.wait(timeout=15) == 0
+    thread.join(timeout=5)
+    assert result and result[0] == "ConnectionError"
+    server.stop()
+    server = start_dynastore("--data-dir", str(data_dir))
+    try:
+        assert server.client().get("before-stop") == b"kept"
+    finally:
+        server.stop()
