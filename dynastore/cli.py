@@ -553,7 +553,8 @@ async def serve_until_signalled(
     if redis_port is not None:  # the Redis protocol on this loop, over the same store (docs/redis.md)
         from dynastore.redis.server import RedisServer
 
-        redis = RedisServer(database, group=getattr(server, "group", None))
+        redis = RedisServer(database, group=getattr(server, "group", None),
+                            access_keys=None if verifier is None else verifier.keys)
         try:
             redis_host, bound_redis_port = await redis.start(host, redis_port)
         except OSError as error:

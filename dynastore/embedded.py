@@ -108,7 +108,8 @@ class EmbeddedDatabase:
         self._application = Application(database)
         self._lock = threading.Lock()
         self._closed = False
-        self._servers: list[BackgroundServer] = []
+        self._servers: list[BackgroundServer | BackgroundRedis] = []
+        self._redis: BackgroundRedis | None = None
 
     # --- clients -----------------------------------------------------------------
     def client(self, **client_options: Any) -> Any:
@@ -301,6 +302,19 @@ class EmbeddedDatabase:
         self._servers.append(server)
         return server
 
+    def redis(self, **client_options: Any) -> Any:
+        """A redis-py client of this database's Redis keyspace (docs/redis.md):
+        the Redis protocol served from a background thread on a loopback port
+        (started on first use), its commands under this database's lock.
+        ``client_options`` go to ``redis.Redis`` (``protocol=3``,
+        ``decode_responses=True``...)."""
+        import redis
+
+        if self._redis is None:
+            self._redis = BackgroundRedis(self)
+            self._servers.append(self._redis)
+        return redis.Redis(host=self._redis.host, port=self._redis.port, **client_options)
+
     def handle_locked(
         self, method: bytes, url: bytes, headers: dict[bytes, bytes], body: bytes
     ) -> tuple[int, bytes, bytes, bytes]:
@@ -443,6 +457,46 @@ class BackgroundServer:
     @property
     def endpoint_url(self) -> str:
         return f"http://{self.host}:{self.port}"
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+
+
+class BackgroundRedis:
+    """The Redis protocol (dynastore/redis/) on its own event loop in a daemon
+    thread, over an EmbeddedDatabase (its commands take the database's lock)."""
+
+    def __init__(self, embedded: EmbeddedDatabase, host: str = "127.0.0.1", port: int = 0) -> None:
+        from dynastore.redis.server import RedisServer
+
+        with embedded._lock:
+            self._server = RedisServer(embedded.database, lock=embedded._lock)
+        self._loop = asyncio.new_event_loop()
+        self.host, self.port = host, port
+        started = threading.Event()
+        failure: list[BaseException] = []
+        self._thread = threading.Thread(
+            target=self._run, args=(started, failure), name="dynastore-redis", daemon=True
+        )
+        self._thread.start()
+        started.wait()
+        if failure:
+            raise failure[0]
+
+    def _run(self, started: threading.Event, failure: list[BaseException]) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self.host, self.port = self._loop.run_until_complete(self._server.start(self.host, self.port))
+        except BaseException as error:  # reported to the caller of __init__
+            failure.append(error)
+            started.set()
+            return
+        started.set()
+        self._loop.run_forever()
+        self._loop.run_until_complete(self._server.stop())
+        self._loop.close()
 
     def stop(self) -> None:
         if self._thread.is_alive():

@@ -275,3 +275,13 @@ PITR_SETTINGS_ATTEMPTS = 8
 when other servers keep changing the table's definition first (each try a
 compare-and-set on its generation: dynastore/backups/pitr.py)."""
 PITR_SETTINGS_RETRY_SECONDS = 0.01  # the pause before the n-th retry: n times this
+REDIS_HOT_KEY_OPERATIONS_PER_SECOND = 1000
+"""A key above this many operations a second gets the console's hint to shard it."""
+REDIS_BIG_VALUE_BYTES = 1 << 20
+"""A value this large gets the console's big-value warning (the guide: keep values small)."""
+REDIS_BIG_VALUE_ELEMENTS = 10_000
+"""A hash, list, set, sorted set or stream with this many elements gets the warning too."""
+REDIS_ADMIN_KEYS_PAGE_MAX = 1000
+"""Keys one page of POST /_dynastore/redis/keys lists at most."""
+REDIS_ADMIN_HOT_KEYS = 20
+"""Hottest and biggest keys GET /_dynastore/redis reports."""

@@ -27,6 +27,9 @@ FORBIDDEN_UPWARD_IMPORTS = {
     "storage": ("engine", "expressions", "ops", "protocol", "database", "cli"),
     "ops": ("protocol", "cli"),
     "partiql": ("ops", "protocol", "storage", "database", "cli"),
+    # The Redis protocol writes through the write path over the storage
+    # interface only, and calls no DynamoDB operation (docs/adr/0008).
+    "redis": ("ops", "console", "cli", "storage.sqlite", "storage.memory", "storage.postgres"),
 }
 
 

@@ -50,6 +50,10 @@ ADMIN_PROXY_ROUTES: dict[bytes, tuple[bytes, str]] = {
     b"/console/admin/exports/jobs": (b"GET", "/_dynastore/exports/jobs"),
     b"/console/admin/backups/imports": (b"GET", "/_dynastore/backups/imports"),
     b"/console/admin/backups/jobs": (b"GET", "/_dynastore/backups/jobs"),
+    # The Redis page: overview, keys, and commands run as a client (dynastore/redis/admin.py).
+    b"/console/admin/redis": (b"GET", "/_dynastore/redis"),
+    b"/console/admin/redis/keys": (b"POST", "/_dynastore/redis/keys"),
+    b"/console/admin/redis/command": (b"POST", "/_dynastore/redis/command"),
 }
 """Console routes forwarded to a dynastore endpoint's admin routes."""
 STATIC_ROOT = Path(__file__).resolve().parent / "static"

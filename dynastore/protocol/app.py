@@ -50,6 +50,7 @@ from dynastore.protocol.authorization import check_credentials_present
 from dynastore.protocol.http import APPLICATION_JSON, JSON_1_0, TEXT_PLAIN, Reply
 from dynastore.protocol.sigv4 import Caller, SignatureVerifier, credential_scope_region
 from dynastore.replication.admin import ADMIN_REPLICATION_PATH, handle_admin_replication
+from dynastore.redis.admin import ADMIN_REDIS_PATH, handle_admin_redis
 from dynastore.storage.errors import StorageUnavailable
 from dynastore.streams_api import dispatch_streams
 from dynastore.streams_api.triggers import ADMIN_TRIGGERS_PATH, handle_admin_triggers
@@ -85,6 +86,7 @@ ADMIN_ROUTES: dict[bytes, AdminHandler] = {
     ADMIN_IMPORTS_PATH.encode(): handle_admin_imports,
     ADMIN_DAX_PATH.encode(): handle_admin_dax,  # the DAX endpoint's figures and cache flush (docs/dax.md)
     ADMIN_REPLICATION_PATH.encode(): handle_admin_replication,
+    ADMIN_REDIS_PATH.encode(): handle_admin_redis,  # the Redis protocol's (dynastore/redis/admin.py)
 }
 
 IDENTITY_PATH = b"/_dynastore/identity"
@@ -269,6 +271,8 @@ class Application:
         except Exception:
             logger.exception("internal error in the admin API at %r", url)
             return (500, APPLICATION_JSON, b'{"message":"Internal server error"}', b"")
+        if type(answer) is bytes:  # a route's Prometheus text
+            return (status, PROMETHEUS_CONTENT_TYPE.encode(), answer, b"")
         return (status, APPLICATION_JSON, orjson.dumps(answer), b"")
 
     def admin_caller(

@@ -1,15 +1,17 @@
 """Redis's keyspace over dynastore's store (docs/adr/0008-redis-protocol.md).
 
-Every Redis key of every database is stored in one storage table of
-dynastore's own, ``_dynastore/redis``, written through the one write path
-(dynastore/write_path.py) like any DynamoDB item:
+Every Redis key of every database is stored in two storage tables of
+dynastore's own, written through the one write path (dynastore/write_path.py)
+like any DynamoDB item:
 
-- the key's *head row*: ``pk = db byte + key``, ``sk = b""``; its item is the
-  type letter, the expiry (8 bytes, milliseconds since the epoch, 0: none)
-  and, for a string, the value; for a list, the position of its first element;
-- one *element row* per hash field, set member, sorted-set member or list
-  element: ``sk = b"\\x01" + field / member / position``; the item is the
-  field's value, nothing, the score (a big-endian double) or the element.
+- ``_dynastore/redis``: the key's *head row*, ``pk = db byte + key``,
+  ``sk = b""``; its item is the type letter, the expiry (8 bytes,
+  milliseconds since the epoch, 0: none) and, for a string, the value;
+- ``_dynastore/redis/elements``: one *element row* per hash field, set
+  member, sorted-set member, list element or stream row,
+  ``pk = db byte + key + 8-byte bucket`` (BUCKET_BITS), ``sk`` the field,
+  member or position; the item is the field's value, nothing, the score (a
+  big-endian double) or the element (streams: redis/streams.py).
 
 So a write stores what it changed, not the whole value: HSET of one field
 writes one row, ZADD of one member one row (O(log N) in the store's B-tree).
@@ -119,6 +121,10 @@ def new_value(kind: str) -> Any:
         return set()
     if kind == ZSET:
         return ZSet()
+    if kind == STREAM:
+        from dynastore.redis.streams import Stream
+
+        return Stream()
     raise ValueError(kind)
 
 
@@ -303,6 +309,9 @@ def element_rows(entry: Entry) -> Iterator[tuple[bytes, bytes, bytes]]:
         for offset, element in enumerate(entry.value):
             position = entry.head + offset
             yield position_bucket(position), position_bytes(position), element
+    elif kind == STREAM:
+        for sort_key, item in entry.value.element_rows():
+            yield member_bucket(sort_key), sort_key, item
 
 
 def _decode_head(item: bytes) -> Entry:
@@ -321,3 +330,5 @@ def _load_element(entry: Entry, element: bytes, item: bytes) -> None:
         entry.value.add(element)
     elif kind == ZSET:
         entry.value.add(element, _SCORE.unpack(item)[0])
+    elif kind == STREAM:
+        entry.value.load(element, item)

@@ -15,6 +15,8 @@ import heapq
 import logging
 import time
 from collections import deque
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from dynastore import limits
@@ -53,6 +55,7 @@ class Stats:
         self.keyspace_hits = 0
         self.keyspace_misses = 0
         self.rejected_connections = 0
+        self.reset_at = time.time()
         self.commands: dict[str, list[float]] = {}
         """Per command: [calls, microseconds, failed calls] (INFO commandstats, metrics)."""
         self.key_operations: dict[bytes, int] = {}
@@ -85,6 +88,10 @@ class Client:
         self.closing = False
         self.authenticated = False
         self.in_exec = False
+        """Running EXEC's commands: a blocking command answers at once."""
+        self.readonly = False
+        """Authenticated with a readonly access key: write commands are refused."""
+        self.user = "default"
         self.current: tuple[Command, list[bytes]] = (COMMANDS["ping"], [b"PING"])
         """The command running (what a blocking command parks)."""
         """Running EXEC's commands: a blocking command answers at once."""
@@ -110,8 +117,15 @@ class Blocked:
 class RedisServer:
     """The Redis side of one Database: keyspace, clients, blocking, expiry."""
 
-    def __init__(self, database: Database, group: GroupCommit | None = None) -> None:
+    def __init__(self, database: Database, group: GroupCommit | None = None,
+                 lock: AbstractContextManager[Any] | None = None,
+                 access_keys: Mapping[str, Any] | None = None) -> None:
+        """``lock``: held while commands run (the embedded database's, which its
+        in-process DynamoDB clients take too); None on the server's own loop."""
         load_all()
+        self.lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
+        self.access_keys = access_keys
+        """--credentials' keys: AUTH takes an access key id and its secret (docs/redis.md)."""
         self.database = database
         self.group = group
         self.keyspace = Keyspace(database, limits.REDIS_DATABASES)
@@ -133,6 +147,8 @@ class RedisServer:
         self.ready: list[tuple[int, bytes]] = []
         self._names: dict[bytes, tuple[str, Command]] = {}
         """Command names as clients spell them (GET, get, Get) -> the command."""
+        self.frozen_ms: int | None = None
+        """The time EXEC started, while it runs (keys do not expire in the middle)."""
         self._serving = False
         self.deferring = False
         """EXEC runs: blocked clients are served after it, not between its commands."""
@@ -142,6 +158,9 @@ class RedisServer:
         self.servers: list[asyncio.AbstractServer] = []
         self.sweeper: asyncio.TimerHandle | None = None
         self.port = 0
+        from dynastore.redis.admin import register
+
+        register(self)
 
     # --- listening --------------------------------------------------------------------
     async def start(self, host: str, port: int) -> tuple[str, int]:
@@ -183,6 +202,10 @@ class RedisServer:
 
     # --- time and expiry --------------------------------------------------------------
     def now_ms(self) -> int:
+        """The database clock in milliseconds; frozen while EXEC runs, as
+        Redis 7.0 samples the time once for a whole transaction."""
+        if self.frozen_ms is not None:
+            return self.frozen_ms
         return int(self.database.now() * 1000)
 
     def expire_now(self, db: int, key: bytes, entry: Entry) -> None:
@@ -196,6 +219,10 @@ class RedisServer:
         """Active expiry: delete keys whose time is up, a bounded number a run."""
         loop = asyncio.get_running_loop()
         self.sweeper = loop.call_later(limits.REDIS_EXPIRE_SWEEP_SECONDS, self._sweep)
+        with self.lock:
+            self._sweep_step()
+
+    def _sweep_step(self) -> None:
         heap = self.keyspace.deadlines
         if not heap or heap[0][0] > self.now_ms():
             return
@@ -270,8 +297,12 @@ class RedisServer:
                 return self._refuse(client, Error(
                     f"ERR wrong number of arguments for '{sub.name}' command"))
             command = sub
-        if not client.authenticated and self.config.get("requirepass") and name not in AUTH_FREE:
+        if not client.authenticated and name not in AUTH_FREE and (
+                self.access_keys is not None or self.config.get("requirepass")):
             return self._refuse(client, Error("NOAUTH Authentication required."))
+        if client.readonly and command.writes:
+            return self._refuse(client, Error(
+                f"NOPERM this user has no permissions to run the '{command.name}' command"))
         if client.multi is not None and name not in MULTI_ALLOWED:
             client.multi.append((command, argv))
             return resp.QUEUED
@@ -383,6 +414,10 @@ class RedisServer:
                     del self.waiting[(blocked.db, key)]
 
     def _timed_out(self, client: Client) -> None:
+        with self.lock:
+            self._time_out(client)
+
+    def _time_out(self, client: Client) -> None:
         blocked = client.blocked
         if blocked is None:
             return
@@ -470,7 +505,8 @@ class RedisConnection(asyncio.Protocol):
             transport.write(b"-ERR max number of clients reached\r\n")  # type: ignore[attr-defined]
             transport.close()
             return
-        client = self.server.new_client(self)
+        with self.server.lock:
+            client = self.server.new_client(self)
         peer = transport.get_extra_info("peername")
         local = transport.get_extra_info("sockname")
         client.address = _address(peer)
@@ -508,13 +544,12 @@ class RedisConnection(asyncio.Protocol):
                 return
         out: list[bytes] = []
         backlog = client.backlog
-        protocol = client.protocol
-        while backlog and client.blocked is None and not client.closing:
-            reply = server.execute(client, backlog.popleft())
-            if reply is BLOCKED:
-                break
-            resp.encode(reply, client.protocol if client.protocol != protocol else protocol, out)
-            protocol = client.protocol
+        with server.lock:
+            while backlog and client.blocked is None and not client.closing:
+                reply = server.execute(client, backlog.popleft())
+                if reply is BLOCKED:
+                    break
+                resp.encode(reply, client.protocol, out)
         if out:
             server.hold(self, b"".join(out))
         if client.closing:
@@ -549,7 +584,8 @@ class RedisConnection(asyncio.Protocol):
         if self.client is not None:
             self.client.closing = True
             self.client.connection = None
-            self.server.forget_client(self.client)
+            with self.server.lock:
+                self.server.forget_client(self.client)
         self.transport = None
 
     def pause_writing(self) -> None:

@@ -81,7 +81,9 @@ def start_dynastore(*store: str, environment: dict[str, str] | None = None,
         wait_for(redis_port, process)
     except RuntimeError:
         log.seek(0)
-        raise RuntimeError(log.read().decode(errors="replace")) from None
+        output = log.read().decode(errors="replace")
+        log.close()
+        raise RuntimeError(output) from None
     return Served(process, http_port, redis_port, log)
 
 

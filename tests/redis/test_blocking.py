@@ -21,6 +21,13 @@ def test_blpop_times_out_with_a_null_array(served: Served, key: str) -> None:
         raw.close()
 
 
+def wait_until_blocked(r: redis.Redis, count: int, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while r.info("clients")["blocked_clients"] < count:
+        assert time.monotonic() < deadline, "the clients did not block"
+        time.sleep(0.02)
+
+
 def test_a_push_wakes_the_oldest_waiter_first(served: Served, r: redis.Redis, key: str) -> None:
     results: dict[int, object] = {}
 
@@ -29,13 +36,13 @@ def test_a_push_wakes_the_oldest_waiter_first(served: Served, r: redis.Redis, ke
         results[index] = client.blpop([key], timeout=5)
         client.close()
 
+    blocked_before = r.info("clients")["blocked_clients"]
     first = threading.Thread(target=waiter, args=(1,))
     first.start()
-    time.sleep(0.3)
+    wait_until_blocked(r, blocked_before + 1)
     second = threading.Thread(target=waiter, args=(2,))
     second.start()
-    time.sleep(0.3)
-    assert r.info("clients")["blocked_clients"] >= 2
+    wait_until_blocked(r, blocked_before + 2)
     r.rpush(key, "a")
     first.join(timeout=5)
     assert results[1] == (key.encode(), b"a")

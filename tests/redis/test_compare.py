@@ -139,7 +139,7 @@ SCENARIOS.update({
     "server": [
         ("CONFIG", "GET", "hash-max-listpack-entries"), ("CONFIG", "GET", "zset-max-ziplist-value"), ("CONFIG", "SET", "nonsense-option", "1"),
         ("CONFIG", "SET", "hash-max-listpack-entries", "1"), ("HSET", K, "a", 1, "b", 2),
-        ("OBJECT", "ENCODING", K), ("CONFIG", "SET", "hash-max-listpack-entries", "128"),
+        ("OBJECT", "ENCODING", K), ("CONFIG", "SET", "hash-max-listpack-entries", "512"),
         ("CONFIG", "GET", "hash-max-listpack-entries"), ("SET", K + "i", 12345), ("OBJECT", "ENCODING", K + "i"),
         ("SET", K + "e", "x" * 44), ("OBJECT", "ENCODING", K + "e"), ("SET", K + "r", "x" * 45),
         ("OBJECT", "ENCODING", K + "r"), ("OBJECT", "ENCODING", K + "none"), ("SAVE",), ("FUNCTION", "FLUSH"),
@@ -148,9 +148,56 @@ SCENARIOS.update({
 })
 
 
-def _run(port: int, commands: list[tuple[str | int, ...]], name: str) -> list[bytes]:
+SCENARIOS["streams"] = [
+    ("XADD", K, "1-1", "a", 1), ("XADD", K, "1-1", "a", 1), ("XADD", K, "1-*", "b", 2), ("XADD", K, "0-0", "x", 1),
+    ("XADD", K, "2", "c", 3, "d", 4), ("XADD", K, "bad", "a", 1), ("XADD", K, "3-0", "a"), ("XLEN", K),
+    ("XRANGE", K, "-", "+"), ("XRANGE", K, "1-2", "+", "COUNT", 1), ("XRANGE", K, "(1-1", "2"),
+    ("XREVRANGE", K, "+", "-", "COUNT", 2), ("XRANGE", K, "x", "+"), ("XREAD", "COUNT", 2, "STREAMS", K, "0-0"),
+    ("XREAD", "STREAMS", K, "2-0"), ("XREAD", "STREAMS", K), ("XADD", K + "n", "NOMKSTREAM", "*", "a", 1),
+    ("EXISTS", K + "n"), ("XGROUP", "CREATE", K, "g", "0"), ("XGROUP", "CREATE", K, "g", "0"),
+    ("XGROUP", "CREATE", K + "n", "g", "$"), ("XGROUP", "CREATE", K + "m", "g", "$", "MKSTREAM"), ("XLEN", K + "m"),
+    ("XREADGROUP", "GROUP", "g", "alice", "COUNT", 2, "STREAMS", K, ">"),
+    ("XREADGROUP", "GROUP", "g", "bob", "STREAMS", K, ">"), ("XREADGROUP", "GROUP", "g", "bob", "STREAMS", K, ">"),
+    ("XREADGROUP", "GROUP", "g", "alice", "STREAMS", K, "0"), ("XREADGROUP", "GROUP", "nope", "a", "STREAMS", K, ">"),
+    ("XPENDING", K, "g"), ("XACK", K, "g", "1-1", "9-9"),
+    ("XPENDING", K, "g"), ("XCLAIM", K, "g", "carol", 0, "1-2", "JUSTID"), ("XPENDING", K, "g"),
+    ("XAUTOCLAIM", K, "g", "dave", 0, "0", "COUNT", 1, "JUSTID"), ("XINFO", "GROUPS", K),
+    ("XGROUP", "CREATECONSUMER", K, "g", "erin"), ("XGROUP", "CREATECONSUMER", K, "g", "erin"),
+    ("XGROUP", "DELCONSUMER", K, "g", "dave"), ("XGROUP", "SETID", K, "g", "0"), ("XDEL", K, "1-2", "7-7"),
+    ("XLEN", K), ("XTRIM", K, "MAXLEN", 1), ("XRANGE", K, "-", "+"), ("XTRIM", K, "MAXLEN", "~", 0),
+    ("XADD", K, "MAXLEN", 2, "5-0", "a", 1), ("XADD", K, "MAXLEN", 2, "6-0", "a", 1), ("XRANGE", K, "-", "+"),
+    ("XTRIM", K, "MINID", "6"), ("XLEN", K), ("XGROUP", "DESTROY", K, "g"), ("XGROUP", "DESTROY", K, "g"),
+    ("TYPE", K), ("OBJECT", "ENCODING", K), ("SET", K + "s", 1), ("XADD", K + "s", "*", "a", 1),
+    ("XINFO", "STREAM", K + "none"), ("XTRIM", K, "MAXLEN", "=", 1, "LIMIT", 10),
+]
+
+
+SCENARIOS["wrongtype"] = [
+    ("SET", K, "text"), ("LPUSH", K, 1), ("RPOP", K), ("LLEN", K), ("HSET", K, "f", 1), ("HGET", K, "f"),
+    ("SADD", K, 1), ("SCARD", K), ("ZADD", K, 1, "m"), ("ZSCORE", K, "m"), ("XADD", K, "*", "f", 1),
+    ("XLEN", K), ("INCR", K), ("APPEND", K, "!"), ("GET", K), ("LPUSH", K + "l", "a"), ("GET", K + "l"),
+    ("INCR", K + "l"), ("SETRANGE", K + "l", 0, "x"), ("GETDEL", K + "l"), ("SET", K + "l", "v", "GET"),
+    ("SINTERSTORE", K + "d", K + "l"), ("ZUNIONSTORE", K + "d", 1, K + "l"), ("SMOVE", K + "l", K + "x", "a"),
+    ("LMOVE", K + "l", K, "LEFT", "LEFT"), ("RENAME", K + "l", K + "l2"), ("TYPE", K + "l2"),
+    ("OBJECT", "ENCODING", K + "l2"), ("MGET", K, K + "l2"), ("GETEX", K + "l2"), ("STRLEN", K + "l2"),
+    ("COPY", K + "l2", K + "c"), ("LRANGE", K + "c", 0, -1), ("DEL", K + "c", K + "l2", K),
+]
+SCENARIOS["arity"] = [
+    ("LPUSH", K), ("HSET", K, "f"), ("ZADD", K, 1), ("XADD", K, "*"), ("SET",), ("MSET", "a"),
+    ("EXPIRE", K), ("SCAN",), ("SCAN", "x"), ("SCAN", 0, "COUNT", 0), ("SCAN", 0, "MATCH"),
+    ("XGROUP", "CREATE", K), ("CLIENT", "NOPE"), ("OBJECT", "NOPE", K), ("CONFIG", "GET"),
+    ("BLPOP", K), ("BLPOP", K, "x"), ("BRPOP", K, "-1"), ("ZRANGE", K, 0), ("ZRANGE", K, "a", "b"),
+    ("ZRANGEBYSCORE", K, "a", "b"), ("ZRANGEBYLEX", K, "a", "b"), ("LRANGE", K, "a", 1),
+    ("GETRANGE", K, 0, "x"), ("SETEX", K, "x", "v"), ("SELECT", -1), ("HELLO", "x"), ("HELLO", 3, "FOO"),
+    ("AUTH", "x"), ("WATCH",), ("XREAD", "STREAMS"), ("XREAD", "COUNT", "x", "STREAMS", K, 0),
+]
+
+
+def _run(port: int, commands: list[tuple[str | int, ...]], name: str, protocol: int = 2) -> list[bytes]:
     connection = RawConnection(port)
     try:
+        if protocol == 3:
+            connection.call("HELLO", 3)
         connection.call("SELECT", 9)
         replies = []
         for command in commands:
@@ -161,12 +208,13 @@ def _run(port: int, commands: list[tuple[str | int, ...]], name: str) -> list[by
         connection.close()
 
 
+@pytest.mark.parametrize("protocol", [2, 3], ids=["resp2", "resp3"])
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
-def test_replies_match_redis(scenario: str, served: Served, real_redis_port: int) -> None:
+def test_replies_match_redis(scenario: str, protocol: int, served: Served, real_redis_port: int) -> None:
     name = f"cmp:{scenario}:{uuid.uuid4().hex[:8]}"
     commands = SCENARIOS[scenario]
-    ours = _run(served.redis_port, commands, name)
-    theirs = _run(real_redis_port, commands, name)
+    ours = _run(served.redis_port, commands, name, protocol)
+    theirs = _run(real_redis_port, commands, name, protocol)
     mismatches = [
         f"{command}: dynastore {mine!r} != redis {real!r}"
         for command, mine, real in zip(commands, ours, theirs, strict=True) if mine != real

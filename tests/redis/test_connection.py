@@ -40,7 +40,7 @@ def test_resp3(served: Served, key: str) -> None:
     try:
         client.set(key, "x")
         assert client.get(key) == b"x"
-        assert client.config_get("hash-max-listpack-entries") == {"hash-max-listpack-entries": "128"}
+        assert client.config_get("set-max-intset-entries") == {"set-max-intset-entries": "512"}
     finally:
         client.close()
     raw = RawConnection(served.redis_port)
@@ -134,3 +134,29 @@ def test_select_keeps_databases_apart(served: Served, key: str) -> None:
     finally:
         first.close()
         second.close()
+
+
+def test_client_kill_closes_that_connection_only(served: Served, r: redis.Redis) -> None:
+    victim = RawConnection(served.redis_port)
+    try:
+        victim_id = int(victim.call("CLIENT", "ID")[1:-2])
+        assert r.client_kill_filter(_id=victim_id) == 1
+        victim.sock.settimeout(5)
+        assert victim.sock.recv(10) == b""  # closed by the server
+        assert all(entry["id"] != str(victim_id) for entry in r.client_list())
+    finally:
+        victim.close()
+    assert r.ping() is True
+
+
+def test_redis_port_with_postgres_is_refused_before_listening() -> None:
+    import subprocess
+    import sys
+
+    completed = subprocess.run(
+        [sys.executable, "-m", "dynastore", "serve", "--postgres", "postgresql://nobody@127.0.0.1:1/x",
+         "--redis-port", "0", "--port", "0"],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert completed.returncode == 1
+    assert "--redis-port does not work with --postgres yet" in completed.stderr

@@ -83,6 +83,7 @@ def test_kill_9_loses_no_acknowledged_write(data_dir: Path) -> None:
 
     writers = [threading.Thread(target=writer, args=(index,)) for index in range(4)]
     kill_9_under_load(server.process, writers, 1.0, lambda: sum(acknowledged), 200)
+    server.stop()  # killed already: closes its log
     time.sleep(0.5)  # the front process notices its link went and exits
     server.stop()  # already dead: closes its log
     server = start_dynastore("--data-dir", str(data_dir))
@@ -132,5 +133,33 @@ def test_collections_survive_a_restart_row_by_row(data_dir: Path) -> None:
         assert r.zrange("z", 0, -1, withscores=True) == [(b"c", 3.0), (b"a", 11.0)]
         assert 490 < r.ttl("h") <= 500
         assert r.type("z2") == b"none"
+    finally:
+        server.stop()
+
+
+def test_sigterm_with_a_blocked_client_stops_cleanly(data_dir: Path) -> None:
+    server = start_dynastore("--data-dir", str(data_dir))
+    blocked = server.client()
+    result: list[object] = []
+
+    def wait() -> None:
+        try:
+            result.append(blocked.blpop(["never"], timeout=0))
+        except (redis.ConnectionError, ConnectionError) as error:
+            result.append(type(error).__name__)
+
+    thread = threading.Thread(target=wait)
+    thread.start()
+    r = server.client()
+    r.set("before-stop", "kept")
+    time.sleep(0.2)
+    server.process.terminate()
+    assert server.process.wait(timeout=15) == 0
+    thread.join(timeout=5)
+    assert result and result[0] == "ConnectionError"
+    server.stop()
+    server = start_dynastore("--data-dir", str(data_dir))
+    try:
+        assert server.client().get("before-stop") == b"kept"
     finally:
         server.stop()

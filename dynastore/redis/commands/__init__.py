@@ -9,7 +9,7 @@ from dynastore.redis.commands.common import COMMANDS, Command
 
 FAMILIES = (
     "connection", "keys", "strings", "hashes", "lists", "sets", "zsets",
-    "transactions", "pubsub", "server",
+    "streams", "transactions", "pubsub", "server",
 )
 
 

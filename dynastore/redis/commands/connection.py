@@ -83,8 +83,7 @@ def hello(server: RedisServer, client: Client, argv: list[bytes]) -> Any:
         option = argv[index].upper()
         more = len(argv) - index - 1
         if option == b"AUTH" and more >= 2:
-            check_password(server, argv[index + 1], argv[index + 2])
-            client.authenticated = True
+            authenticate(server, client, argv[index + 1], argv[index + 2])
             index += 3
         elif option == b"SETNAME" and more >= 1:
             name = argv[index + 1]
@@ -103,29 +102,49 @@ def hello(server: RedisServer, client: Client, argv: list[bytes]) -> Any:
 
 
 def needs_auth(server: RedisServer, client: Client) -> bool:
-    return bool(server.config.get("requirepass")) and not getattr(client, "authenticated", False)
+    return (bool(server.config.get("requirepass")) or server.access_keys is not None) \
+        and not client.authenticated
 
 
-def check_password(server: RedisServer, user: bytes, password: bytes) -> None:
+WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
+
+
+def authenticate(server: RedisServer, client: Client, user: bytes | None, password: bytes) -> None:
+    """AUTH / HELLO AUTH: with --credentials, a user is an access key id and
+    its password the secret (or AUTH SECRET alone); else requirepass."""
+    secret = password.decode(errors="replace")
+    keys = server.access_keys
+    if keys is not None:
+        name = None if user is None else user.decode(errors="replace")
+        for key in keys.values():
+            if (name is None or name == key.access_key_id) and key.secret_access_key == secret:
+                client.authenticated = True
+                client.readonly = key.readonly
+                client.user = key.access_key_id
+                return
+        raise Error(WRONGPASS)
     required = server.config.get("requirepass", "")
-    if user != b"default" or password.decode(errors="replace") != required or not required:
-        if not required and user == b"default":
+    if not required:
+        if user is None:
+            raise Error("ERR AUTH <password> called without any password configured for the "
+                        "default user. Are you sure your configuration is correct?")
+        if user == b"default":
+            client.authenticated = True
             return
-        raise Error("WRONGPASS invalid username-password pair or user is disabled.")
+        raise Error(WRONGPASS)
+    if (user is not None and user != b"default") or secret != required:
+        raise Error(WRONGPASS)
+    client.authenticated = True
 
 
 @command("auth", -2, "fast")
 def auth(server: RedisServer, client: Client, argv: list[bytes]) -> Any:
     if len(argv) > 3:
         raise Error("ERR syntax error")
-    required = server.config.get("requirepass", "")
-    if len(argv) == 2 and not required:
-        raise Error("ERR AUTH <password> called without any password configured for the default "
-                    "user. Are you sure your configuration is correct?")
-    user, password = (b"default", argv[1]) if len(argv) == 2 else (argv[1], argv[2])
-    if user != b"default" or password.decode(errors="replace") != required:
-        raise Error("WRONGPASS invalid username-password pair or user is disabled.")
-    client.authenticated = True
+    if len(argv) == 2:
+        authenticate(server, client, None, argv[1])
+    else:
+        authenticate(server, client, argv[1], argv[2])
     return resp.OK
 
 
@@ -169,7 +188,7 @@ def client_line(server: RedisServer, other: Client) -> bytes:
         f"flags={flags} db={other.db} sub={len(other.channels)} psub={len(other.patterns)} "
         f"ssub=0 multi={-1 if other.multi is None else len(other.multi)} qbuf=0 qbuf-free=0 "
         f"argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r "
-        f"cmd={other.last_command} user=default redir=-1 resp={other.protocol}"
+        f"cmd={other.last_command} user={other.user} redir=-1 resp={other.protocol}"
     ).encode()
 
 

@@ -21,7 +21,7 @@ from dynastore.redis.commands.common import (
     to_int,
 )
 from dynastore.redis.glob import matcher
-from dynastore.redis.keyspace import Entry, ZSet
+from dynastore.redis.keyspace import STREAM, Entry, ZSet
 from dynastore.redis.resp import Error, Status
 
 if TYPE_CHECKING:
@@ -95,6 +95,8 @@ def copy_entry(entry: Entry) -> Entry:
         value.order = entry.value.order.copy()
     elif isinstance(entry.value, bytes):
         value = entry.value
+    elif entry.kind == STREAM:
+        value = copy.deepcopy(entry.value)
     else:
         value = copy.copy(entry.value)
     return Entry(entry.kind, value, entry.expire_ms, entry.head)

@@ -54,6 +54,7 @@ def exec_(server: RedisServer, client: Client, argv: list[bytes]) -> Any:
     replies = []
     client.in_exec = True
     deferring, server.deferring = server.deferring, True
+    server.frozen_ms = server.now_ms()
     try:
         for command_entry, arguments in queued:
             reply = server.run(client, command_entry, arguments)
@@ -61,6 +62,7 @@ def exec_(server: RedisServer, client: Client, argv: list[bytes]) -> Any:
     finally:
         client.in_exec = False
         server.deferring = deferring
+        server.frozen_ms = None
     return replies
 
 

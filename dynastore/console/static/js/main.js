@@ -11,6 +11,7 @@ import { renderCollections } from "./views/collections.js";
 import { renderImportExport } from "./views/io.js";
 import { renderItem } from "./views/item.js";
 import { renderPartiql } from "./views/partiql.js";
+import { renderRedis } from "./views/redis.js";
 import { renderCreateTable, renderOverview, renderTableList } from "./views/tables.js";
 
 const view = document.getElementById("view");
@@ -44,6 +45,7 @@ async function render() {
   try {
     if (!parts.length) await renderTableList(view);
     else if (parts[0] === "create") await renderCreateTable(view);
+    else if (parts[0] === "redis") await renderRedis(view);
     else if (table) await renderTablePage(table, parts[2] || "items", params);
     else clear(view, h("div", { class: "empty" }, "Nothing here. ", h("a", { href: "#/" }, "Back to tables")));
   } catch (error) {
@@ -84,6 +86,7 @@ function tableFacts(table) {
 function setCrumbs(parts) {
   const items = [h("a", { href: "#/" }, "Tables")];
   if (parts[0] === "create") items.push(h("span", { class: "sep" }, "/"), h("span", {}, "New table"));
+  if (parts[0] === "redis") items.push(h("span", { class: "sep" }, "/"), h("span", {}, "Redis"));
   if (parts[0] === "t") {
     items.push(h("span", { class: "sep" }, "/"), h("a", { href: tableHash(parts[1]) }, parts[1]));
     const tab = TABLE_TABS.find(([id]) => id === parts[2]);
@@ -118,6 +121,7 @@ function drawSidebar() {
   drawList();
   clear(sidebar,
     h("button", { class: "primary", id: "new-table", "data-write": true, onclick: () => go("#/create") }, "+ New table"),
+    h("a", { href: "#/redis", id: "redis-link", class: "side-link" }, "Redis keys"),
     filter,
     h("div", { class: "side-title" }, h("span", {}, `Tables (${tableNames.length})`), h("button", { class: "ghost small", title: "Refresh", onclick: refreshSidebar }, "↻")),
     list);
