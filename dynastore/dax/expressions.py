@@ -55,6 +55,15 @@ MAX_DEPTH = 64
 """Deeper s-expressions than any DynamoDB expression can be are refused."""
 
 
+def check_projection(text: str, names: dict[str, str]) -> None:
+    """DynamoDB's errors for a projection (overlapping paths, too deep...):
+    the endpoint applies projections to cached items itself, so it checks
+    them as the operation would."""
+    from dynastore.expressions import ExpressionContext, compile_projection
+
+    compile_projection(text, ExpressionContext(dict(names) or None, None))
+
+
 def invalid(what: str) -> ValidationException:
     return ValidationException(f"Invalid {what}: the DAX request's expression is malformed")
 
@@ -95,7 +104,9 @@ class Renderer:
             raise invalid("ProjectionExpression")
         expression = _Expression(self, "p", [], "ProjectionExpression")
         paths = [expression.path_elements(path) for path in spec]
-        return ", ".join(expression.path(path) for path in spec), paths
+        text = ", ".join(expression.path(path) for path in spec)
+        check_projection(text, self.names)
+        return text, paths
 
     def name(self, attribute: str) -> str:
         placeholder = self._placeholders.get(attribute)

@@ -430,9 +430,11 @@ def update_item(service: DaxService, session: Session, arguments: list[Any], raw
         service.cache_item(cache_key, result.get("Attributes"), parts.schema)
         if asked == "NONE":
             result.pop("Attributes", None)
-    else:  # the answer holds part of an item: the next read fetches it whole
+    else:  # the answer holds part of an item: read the new one back, as DAX does
         result = result_of(session.database, "UpdateItem", request)
-        service.item_cache.discard(cache_key)
+        fresh = result_of(session.database, "GetItem",
+                          {"TableName": parts.table, "Key": parts.key, "ConsistentRead": True})
+        service.cache_item(cache_key, fresh.get("Item"), parts.schema)
     return write_answer(service, result, parts.schema, asked)
 
 

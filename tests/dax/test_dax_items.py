@@ -185,3 +185,27 @@ def test_discovery_answers_with_this_node(dax_server: Any) -> None:
             assert error.response["Error"]["Code"] == "ResourceNotFoundException"
         finally:
             client.close()
+
+
+SAME_ERRORS = [
+    ("get_item", {"Key": {"pk": {"S": "a"}}, "ProjectionExpression": "m, m.b"}),
+    ("update_item", {"Key": {"pk": {"S": "a"}}, "UpdateExpression": "ADD s :n",
+                     "ExpressionAttributeValues": {":n": {"N": "1"}}}),
+    ("update_item", {"Key": {"pk": {"S": "a"}}, "UpdateExpression": "SET m.b = :n, m = :n",
+                     "ExpressionAttributeValues": {":n": {"N": "1"}}}),
+    ("update_item", {"Key": {"pk": {"S": "a"}}, "UpdateExpression": "SET #x = #y + :n",
+                     "ExpressionAttributeNames": {"#x": "x", "#y": "s"}, "ExpressionAttributeValues": {":n": {"N": "1"}}}),
+    ("query", {"KeyConditionExpression": "s = :n", "ExpressionAttributeValues": {":n": {"S": "1"}}}),
+    ("query", {"KeyConditionExpression": "pk > :n", "ExpressionAttributeValues": {":n": {"S": "1"}}}),
+    ("scan", {"Segment": 3, "TotalSegments": 2}),
+    ("put_item", {"Item": {"pk": {"S": "a"}}, "ConditionExpression": "size(s) = :n",
+                  "ExpressionAttributeValues": {":n": {"S": "x"}}}),
+]
+
+
+@pytest.mark.parametrize("operation,arguments", SAME_ERRORS, ids=[f"{op}-{n}" for n, (op, _) in enumerate(SAME_ERRORS)])
+def test_the_same_errors_as_http(dax: Any, ddb: Any, hash_table: str, operation: str, arguments: dict[str, Any]) -> None:
+    ddb.put_item(TableName=hash_table, Item={"pk": {"S": "a"}, "s": {"S": "x"}, "m": {"M": {"b": {"N": "1"}}}})
+    over_http = error_of(getattr(ddb, operation), TableName=hash_table, **arguments).response["Error"]
+    over_dax = error_of(getattr(dax, operation), TableName=hash_table, **arguments).response["Error"]
+    assert (over_dax["Code"], over_dax["Message"]) == (over_http["Code"], over_http["Message"])
