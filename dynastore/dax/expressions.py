@@ -164,7 +164,7 @@ class _Expression:
             parts = [self.grouped(argument, depth + 1, precedence) for argument in arguments]
             return f" {'AND' if code == AND else 'OR'} ".join(parts), precedence
         if code == NOT and len(arguments) == 1:
-            return "NOT " + self.grouped(arguments[0], depth + 1, _PRECEDENCE_NOT), _PRECEDENCE_NOT
+            return f"NOT ({self.condition(arguments[0], depth + 1)[0]})", _PRECEDENCE_NOT
         if code == BETWEEN and len(arguments) == 3:
             subject, low, high = (self.operand(argument, depth + 1) for argument in arguments)
             return f"{subject} BETWEEN {low} AND {high}", _PRECEDENCE_ATOM
