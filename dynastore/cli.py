@@ -515,6 +515,15 @@ async def serve_until_signalled(
         bound_host, bound_port = await server.start()
     except OSError as error:  # the address is in use, or not ours to bind
         raise CannotListen(str(error)) from error
+    dax_server = None
+    if dax is not None:  # the DAX endpoint beside the HTTP one (docs/dax.md)
+        from dynastore.dax import start_dax
+
+        try:
+            dax_server = await start_dax(database, host, dax, server, tls, verifier)
+        except OSError as error:
+            await server.stop()
+            raise CannotListen(f"the DAX port {dax_port_from(dax)}: {error}") from error
     stop_requested = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signal_number in (signal.SIGINT, signal.SIGTERM):
@@ -525,15 +534,8 @@ async def serve_until_signalled(
         url = "https" + url.removeprefix("http")
     print(f"dynastore {__version__} listening on {url} (data: {where})", flush=True)
     print(f"console: {url}/console", flush=True)
-    dax_server = None
-    if dax is not None:  # the DAX endpoint beside the HTTP one (docs/dax.md)
-        from dynastore.dax import start_dax
-
-        try:
-            dax_server = await start_dax(database, host, dax, server, tls, verifier)
-        except OSError as error:
-            await server.stop()
-            raise CannotListen(f"DAX port: {error}") from error
+    if dax_server is not None:
+        print(f"dax: {dax_server.service.url}", flush=True)
     # Import the remaining operations once the first requests had their chance:
     # startup stays fast, and no later request pays for an import.
     loop.call_later(OPERATIONS_PRELOAD_DELAY_SECONDS, warm_up)

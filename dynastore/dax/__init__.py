@@ -81,5 +81,4 @@ async def start_dax(database: Database, host: str, arguments: argparse.Namespace
     bound_host, bound_port = await server.start()
     _SERVICES[database.storage] = service
     service.url = dax_url(bound_host, bound_port, tls is not None)
-    print(f"dax: {service.url}", flush=True)
     return server
