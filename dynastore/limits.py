@@ -212,3 +212,4 @@ DAX_CACHE_ENTRY_OVERHEAD_BYTES = 128  # what a cache entry costs beside its enco
 DAX_REQUEST_MAX_BYTES = 20 * 1024 * 1024  # a DAX request larger than this closes its connection (16 MB of items and room for framing)
 DAX_ATTRIBUTE_LISTS_MAX = 1_000_000  # distinct attribute name lists the node defines (ids are never reused)
 DAX_MAX_CONNECTIONS = 1024  # connections the DAX endpoint holds at once; more are closed on arrival
+DAX_STALLED_REQUEST_SECONDS = 30  # a DAX connection holding a half-sent request this long is closed

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -84,6 +85,8 @@ class DaxConnection(asyncio.Protocol):
         self.busy = False
         """A request is running in a greenlet (a shared store): the next waits."""
         self.closed = False
+        self.last_data = time.monotonic()
+        """When bytes last came (the stalled-request sweep reads it)."""
 
     # --- asyncio ---------------------------------------------------------------
 
@@ -110,6 +113,7 @@ class DaxConnection(asyncio.Protocol):
         if self.closed:
             return
         self.buffer += data
+        self.last_data = time.monotonic()
         try:
             self._read_requests()
         except MalformedFrame as error:
@@ -285,6 +289,7 @@ class DaxServer:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.spawn: Any = None
         """On a shared store, the greenlet hub's spawn (requests run in greenlets)."""
+        self._sweeper: asyncio.TimerHandle | None = None
 
     async def start(self) -> tuple[str, int]:
         self.loop = asyncio.get_running_loop()
@@ -294,10 +299,21 @@ class DaxServer:
             lambda: DaxConnection(self), self.host, self.port, ssl=self.ssl_context,
             reuse_address=True, backlog=limits.DAX_MAX_CONNECTIONS,
         )
+        self._sweeper = self.loop.call_later(limits.DAX_STALLED_REQUEST_SECONDS / 2, self._sweep_stalled)
         sockets = self.listener.sockets
         host, port = sockets[0].getsockname()[:2]
         self.port = int(port)
         return str(host), int(port)
+
+    def _sweep_stalled(self) -> None:
+        """Close connections that left a request half-sent for too long
+        (their buffered bytes are bounded, but not 1,024 times over)."""
+        now = time.monotonic()
+        for connection in list(self.connections):
+            if connection.buffer and now - connection.last_data > limits.DAX_STALLED_REQUEST_SECONDS:
+                connection.malformed("a request half-sent for too long")
+        if self.loop is not None and self.listener is not None:
+            self._sweeper = self.loop.call_later(limits.DAX_STALLED_REQUEST_SECONDS / 2, self._sweep_stalled)
 
     def authorize(self, session: Session, arguments: list[Any]) -> None:
         from dynastore.dax.authorization import authorize
@@ -305,6 +321,8 @@ class DaxServer:
         authorize(self, session, arguments)
 
     async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         if self.listener is not None:
             self.listener.close()
         for connection in list(self.connections):
