@@ -42,7 +42,12 @@ from dynastore.dax.wire import (
     put_null,
     put_text,
 )
-from dynastore.errors import ResourceNotFoundException, ValidationException, table_not_found
+from dynastore.errors import (
+    ResourceNotFoundException,
+    TransactionCanceledException,
+    ValidationException,
+    table_not_found,
+)
 from dynastore.ops import dispatch
 from dynastore.types.attribute_value import validate_item
 
@@ -770,7 +775,12 @@ def transact_write_items(service: DaxService, session: Session, arguments: list[
     common_parameters(request, given)
     if P_CLIENT_TOKEN in given:
         request["ClientRequestToken"] = given[P_CLIENT_TOKEN]
-    result = result_of(session.database, "TransactWriteItems", request)
+    try:
+        result = result_of(session.database, "TransactWriteItems", request)
+    except TransactionCanceledException as error:
+        error.dax_reasons = cancellation_reasons_bytes(  # type: ignore[attr-defined]
+            service, error.extra_fields.get("CancellationReasons") or [], schemas)
+        raise
     refresh_written(service, session, actions, tables, schemas, keys)
     out = bytearray(SUCCESS)
     put_array_head(out, 3)
@@ -780,6 +790,25 @@ def transact_write_items(service: DaxService, session: Session, arguments: list[
     for capacity in capacities:
         put_capacity_map(out, capacity)
     put_collection_metrics_by_table(out, result.get("ItemCollectionMetrics") or {})
+    return bytes(out)
+
+
+def cancellation_reasons_bytes(service: DaxService, reasons: list[dict[str, Any]],
+                               schemas: list[KeySchema]) -> bytes:
+    """A cancelled transaction's reasons as the DAX clients read them: code,
+    message (or null) and the item (its non-key attributes, or null) for
+    each action, one flat array."""
+    out = bytearray()
+    put_array_head(out, 3 * len(reasons))
+    for reason, schema in zip(reasons, schemas, strict=False):
+        put_text(out, str(reason.get("Code", "None")))
+        message = reason.get("Message")
+        put_null(out) if message is None else put_text(out, str(message))
+        item = reason.get("Item")
+        if item is None:
+            put_null(out)
+        else:
+            put_bytes(out, stream_item(item, schema, service.lists))
     return bytes(out)
 
 

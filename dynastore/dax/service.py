@@ -32,14 +32,7 @@ from dynastore.dax.methods import (
     TRANSACT_WRITE_ITEMS,
     UPDATE_ITEM,
 )
-from dynastore.dax.wire import (
-    MalformedFrame,
-    put_array_head,
-    put_attribute_value,
-    put_int,
-    put_map_head,
-    put_text,
-)
+from dynastore.dax.wire import MalformedFrame, put_array_head, put_int, put_text
 from dynastore.errors import DynamoDBError, InternalServerError
 from dynastore.storage.errors import StorageUnavailable
 
@@ -204,30 +197,14 @@ def error_answer(error: DynamoDBError) -> bytes:
     for code in codes:
         put_int(out, code)
     put_text(out, error.message or "")
-    reasons = error.extra_fields.get("CancellationReasons")
+    reasons: bytes | None = getattr(error, "dax_reasons", None)  # methods.transact_write_items
     put_array_head(out, 4 if reasons is not None else 3)
     put_text(out, str(uuid.uuid4()))
     put_text(out, name)
     put_int(out, error.status)
     if reasons is not None:
-        put_cancellation_reasons(out, reasons)
+        out += reasons
     return bytes(out)
-
-
-def put_cancellation_reasons(out: bytearray, reasons: list[dict[str, Any]]) -> None:
-    put_array_head(out, len(reasons))
-    for reason in reasons:
-        fields = [name for name in ("Code", "Message", "Item") if reason.get(name) is not None]
-        put_map_head(out, len(fields))
-        for name in fields:
-            put_text(out, name)
-            if name == "Item":
-                put_map_head(out, len(reason["Item"]))
-                for attribute, value in reason["Item"].items():
-                    put_text(out, attribute)
-                    put_attribute_value(out, value)
-            else:
-                put_text(out, str(reason[name]))
 
 
 INTERNAL_ERROR_ANSWER = error_answer(InternalServerError())

@@ -48,6 +48,10 @@ def test_the_javascript_dax_client(dax_server: DaxServerProcess, ddb: Any) -> No
     assert results["scanned"]["Count"] == 2 and "LastEvaluatedKey" in results["scanned"]
     assert results["transactGet"]["Responses"][0]["Item"]["visits"] == {"N": "2"}
     assert results["deleted"]["Attributes"] == {"pk": key["pk"], "sk": {"N": "3"}}
+    cancelled = results["cancelled"]
+    assert cancelled["code"] == "TransactionCanceledException"
+    assert [reason["Code"] for reason in cancelled["reasons"]] == ["None", "ConditionalCheckFailed"]
+    assert cancelled["reasons"][1]["Item"] == {**written, "visits": {"N": "2"}}
     assert results["conditionError"]["code"] == "ConditionalCheckFailedException"
     assert results["missingTableError"]["code"] == "ResourceNotFoundException"
     http = ddb.scan(TableName=name, ConsistentRead=True)["Items"]

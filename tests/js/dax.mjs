@@ -28,6 +28,15 @@ try {
     { Update: { TableName, Key: key, UpdateExpression: "ADD visits :one", ExpressionAttributeValues: { ":one": { N: "1" } } } },
     { Delete: { TableName, Key: { pk: key.pk, sk: { N: "4" } } } },
   ] });
+  try {
+    await dax.transactWriteItems({ TransactItems: [
+      { Put: { TableName, Item: { pk: key.pk, sk: { N: "8" } } } },
+      { ConditionCheck: { TableName, Key: key, ConditionExpression: "visits = :zero", ExpressionAttributeValues: { ":zero": { N: "0" } },
+                          ReturnValuesOnConditionCheckFailure: "ALL_OLD" } },
+    ] });
+  } catch (error) {
+    results.cancelled = { code: error.code, message: error.message, reasons: error.cancellationReasons };
+  }
   results.transactGet = await dax.transactGetItems({ TransactItems: [{ Get: { TableName, Key: key } }] });
   results.deleted = await dax.deleteItem({ TableName, Key: { pk: key.pk, sk: { N: "3" } }, ReturnValues: "ALL_OLD" });
   try {
