@@ -17,7 +17,6 @@ function per DAX method), ``service`` (the node's state, error answers),
 
 from __future__ import annotations
 
-import argparse
 import os
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 from dynastore import limits
 
 if TYPE_CHECKING:
+    import argparse
+
     from dynastore.database import Database
     from dynastore.dax.server import DaxServer
     from dynastore.dax.service import DaxService
