@@ -520,7 +520,10 @@ async def serve_until_signalled(
         from dynastore.dax import start_dax
 
         try:
-            dax_server = await start_dax(database, host, dax, server, tls, verifier)
+            dax_port = dax_port_from(dax)
+            assert dax_port is not None
+            dax_server = await start_dax(database, host, dax_port, server, tls, verifier,
+                                         dax.dax_item_ttl_ms, dax.dax_query_ttl_ms)
         except OSError as error:
             await server.stop()
             raise CannotListen(f"the DAX port {dax_port_from(dax)}: {error}") from error

@@ -27,6 +27,7 @@ FORBIDDEN_UPWARD_IMPORTS = {
     "storage": ("engine", "expressions", "ops", "protocol", "database", "cli"),
     "ops": ("protocol", "cli"),
     "partiql": ("ops", "protocol", "storage", "database", "cli"),
+    "dax": ("cli", "console"),  # beside protocol/, over ops/ (ADR 0008)
 }
 
 
