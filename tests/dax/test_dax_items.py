@@ -209,3 +209,23 @@ def test_the_same_errors_as_http(dax: Any, ddb: Any, hash_table: str, operation:
     over_http = error_of(getattr(ddb, operation), TableName=hash_table, **arguments).response["Error"]
     over_dax = error_of(getattr(dax, operation), TableName=hash_table, **arguments).response["Error"]
     assert (over_dax["Code"], over_dax["Message"]) == (over_http["Code"], over_http["Message"])
+
+
+def test_the_resource_interface_with_python_types(dax_server: Any, ddb: Any, table: str) -> None:
+    """AmazonDaxClient.resource(): boto3's Table API with Python values, over DAX."""
+    import amazondax
+    from boto3.dynamodb.conditions import Key
+
+    resource = amazondax.AmazonDaxClient.resource(
+        endpoint_url=dax_server.dax_url, region_name="us-east-1",
+        aws_access_key_id="any", aws_secret_access_key="any")
+    items = resource.Table(table)
+    pk = unique()
+    items.put_item(Item={"pk": pk, "sk": Decimal("1"), "name": "Ada", "tags": {"a", "b"}, "score": Decimal("9.5")})
+    items.put_item(Item={"pk": pk, "sk": Decimal("2"), "nested": {"list": [1, "two", None, True]}})
+    got = items.get_item(Key={"pk": pk, "sk": 1})["Item"]
+    assert got == {"pk": pk, "sk": Decimal("1"), "name": "Ada", "tags": {"a", "b"}, "score": Decimal("9.5")}
+    found = items.query(KeyConditionExpression=Key("pk").eq(pk) & Key("sk").gte(2))["Items"]
+    assert found == [{"pk": pk, "sk": Decimal("2"), "nested": {"list": [Decimal("1"), "two", None, True]}}]
+    assert ddb.get_item(TableName=table, Key={"pk": {"S": pk}, "sk": {"N": "1"}})["Item"]["tags"]["SS"] in (
+        ["a", "b"], ["b", "a"])
