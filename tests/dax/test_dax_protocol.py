@@ -57,3 +57,35 @@ def test_a_put_item_cut_short_stores_nothing(dax_server: DaxServerProcess, dax: 
     assert "Item" not in ddb.get_item(TableName=hash_table, Key={"pk": {"S": pk}})
     dax.put_item(TableName=hash_table, Item={"pk": {"S": pk}})
     assert "Item" in ddb.get_item(TableName=hash_table, Key={"pk": {"S": pk}})
+
+
+def test_random_bytes_never_take_the_endpoint_down(dax_server: DaxServerProcess, dax: Any, hash_table: str) -> None:
+    import os
+    import random
+
+    seed = int(os.environ.get("DYNASTORE_TEST_SEED", random.randrange(1 << 30)))
+    print(f"seed {seed} (DYNASTORE_TEST_SEED replays it)")
+    rng = random.Random(seed)
+    from dynastore.dax.methods import ARGUMENT_COUNTS
+    from dynastore.dax.wire import put_bytes, put_int
+
+    methods = sorted(ARGUMENT_COUNTS)
+    for _ in range(80):
+        prefix = bytearray(HELLO + bytes([0x01]) if rng.random() < 0.7 else b"")
+        if prefix and rng.random() < 0.6:  # a known method, then arguments of random shape
+            put_int(prefix, rng.choice(methods))
+            if rng.random() < 0.5:
+                put_bytes(prefix, hash_table.encode())
+        noise = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64)))
+        with socket.create_connection(("127.0.0.1", dax_server.dax_port), timeout=5) as sock:
+            sock.sendall(bytes(prefix) + noise)
+            sock.settimeout(0.2)
+            try:
+                sock.recv(4096)
+            except (TimeoutError, ConnectionResetError):
+                pass
+    key = {"pk": {"S": unique()}}
+    dax.put_item(TableName=hash_table, Item=key)
+    assert dax.get_item(TableName=hash_table, Key=key, ConsistentRead=True)["Item"] == key
+    assert dax_server.process.poll() is None
+    assert "Traceback" not in dax_server.output()
