@@ -575,7 +575,8 @@ class TableReads:
         self.schema = key_schema(session.database, table)
         self.consistent = bool(entry[0])
         self.paths = None if entry[1] is None else Renderer().projection(entry[1])[1]
-        self.keys = [(bytes(key), decode_key(key, self.schema)) for key in entry[2]]
+        keys = [(decode_key(key, self.schema), key) for key in entry[2]]  # checks each is a byte string
+        self.keys = [(bytes(raw), decoded) for decoded, raw in keys]
         self.cached: dict[bytes, dict[str, Any] | None] = {}
 
 
