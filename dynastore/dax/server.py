@@ -108,8 +108,11 @@ class DaxConnection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         if (data[:6] == PLAIN_GET_ITEM and self.greeted and not self.buffer and not self.pending
-                and not self.busy and not self.closed and self._cached_get_item(data, 0) == len(data)):
-            return  # the common case of a read-heavy client, answered from the item cache
+                and not self.busy and not self.closed):
+            end = self._cached_get_item(data, 0)  # a read-heavy client's common case
+            if end == len(data):
+                return
+            data = data[end:]  # answered the first request: the rest as usual
         if self.closed:
             return
         self.buffer += data

@@ -145,3 +145,54 @@ def test_known_methods_with_arguments_of_any_shape_get_answers_not_internal_erro
     key = {"pk": {"S": unique()}, "sk": {"N": "1"}}
     dax.put_item(TableName=table, Item=key)
     assert dax.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"] == key
+
+
+def test_pipelined_requests_are_each_answered_once_in_order(dax_server: DaxServerProcess, dax: Any,
+                                                             hash_table: str) -> None:
+    """Several requests in one packet, cached GetItems among them: one answer
+    each, in order (the cached ones answered before any decoding)."""
+    import cbor2
+
+    from dynastore.dax.wire import ItemReader, put_bytes, put_int
+
+    cached, missing = unique(), unique()
+    dax.put_item(TableName=hash_table, Item={"pk": {"S": cached}, "v": {"S": "here"}})  # written through: cached
+
+    def get_item(pk: str) -> bytes:
+        out = bytearray()
+        put_int(out, 1)
+        put_int(out, 263244906)  # getItem
+        put_bytes(out, hash_table.encode())
+        put_bytes(out, pk.encode())
+        out.append(0xF6)
+        return bytes(out)
+
+    requests = [get_item(cached), get_item(missing), get_item(cached), get_item(cached)]
+    with socket.create_connection(("127.0.0.1", dax_server.dax_port), timeout=5) as sock:
+        sock.sendall(HELLO)
+        sock.sendall(b"".join(requests))
+        received = b""
+        answers: list[Any] = []
+        sock.settimeout(5)
+        while len(answers) < 4:
+            received += sock.recv(65536)
+            reader = ItemReader(received)
+            answers = []
+            try:
+                while not reader.at_end():
+                    answers.append((reader.item(), reader.item()))
+            except Exception:  # noqa: BLE001 - the rest has not arrived yet
+                pass
+        sock.settimeout(0.5)
+        try:
+            received += sock.recv(65536)  # an answer too many would come now
+        except TimeoutError:
+            pass
+    reader = ItemReader(received)
+    for _ in range(8):
+        reader.item()
+    assert reader.at_end(), "more answers than requests"
+    assert [header for header, _ in answers] == [[], [], [], []]
+    bodies = [body for _, body in answers]
+    assert 0 in bodies[0] and bodies[1] == {} and bodies[2] == bodies[3] == bodies[0]
+    assert cbor2.loads(bodies[0][0])  # the item's attribute list id and values
