@@ -168,11 +168,12 @@ def add_dax_options(serve: argparse.ArgumentParser) -> None:
     )
     serve.add_argument(
         "--dax-item-ttl-ms", type=float, default=None,
-        help="the DAX item cache's TTL (default 300000, DAX's 5 minutes; 0 turns it off)",
+        help="the DAX item cache's TTL (default 300000, DAX's 5 minutes; 0 keeps items until "
+        "the LRU bound evicts them, as DAX's record-ttl-millis 0)",
     )
     serve.add_argument(
         "--dax-query-ttl-ms", type=float, default=None,
-        help="the DAX query cache's TTL (default 300000, DAX's 5 minutes; 0 turns it off)",
+        help="the DAX query cache's TTL (default 300000, DAX's 5 minutes; 0 caches no query)",
     )
 
 

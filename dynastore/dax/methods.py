@@ -841,7 +841,7 @@ def refresh_written(service: DaxService, session: Session, actions: list[dict[st
     """As DAX does after a transaction: read the written items back and
     keep them in the item cache (capacity of the read is not reported)."""
     written = [index for index, action in enumerate(actions) if "ConditionCheck" not in action]
-    if not written or service.item_cache.ttl_seconds <= 0:
+    if not written or not service.item_cache.enabled:
         return
     result = result_of(session.database, "TransactGetItems", {"TransactItems": [
         {"Get": {"TableName": tables[index], "Key": decode_key(keys[index], schemas[index])}} for index in written

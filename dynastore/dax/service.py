@@ -105,7 +105,7 @@ class DaxService:
                  query_ttl_ms: float = limits.DAX_QUERY_TTL_MS_DEFAULT,
                  cache_max_bytes: int = limits.DAX_CACHE_MAX_BYTES) -> None:
         self.database = database
-        self.item_cache = Cache("item", item_ttl_ms / 1000, cache_max_bytes)
+        self.item_cache = Cache("item", item_ttl_ms / 1000, cache_max_bytes, zero_ttl_keeps=True)
         self.query_cache = Cache("query", query_ttl_ms / 1000, cache_max_bytes)
         self.lists = AttributeLists()
         self.hostname: str | None = None
@@ -120,7 +120,7 @@ class DaxService:
         self.malformed_frames = 0
 
     def cache_item(self, key: Any, item: dict[str, Any] | None, schema: KeySchema) -> None:
-        if self.item_cache.ttl_seconds <= 0:
+        if not self.item_cache.enabled:
             return
         encoded = None if item is None else stream_item(item, schema, self.lists)
         entry = CachedItem(item, plain_get_answer(encoded))
