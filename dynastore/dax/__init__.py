@@ -9,8 +9,9 @@ run (``methods``), on the same engine and write path.
 
 Modules: ``wire`` (CBOR stream, keys, numbers), ``expressions`` (DAX's
 compiled expressions back to DynamoDB's text), ``items`` (attribute lists,
-DAX's item shapes), ``cache`` (TTL + LRU in bytes), ``methods`` (one
-function per DAX method), ``service`` (the node's state, error answers),
+DAX's item shapes), ``cache`` (TTL + LRU in bytes), ``methods``, ``batch``,
+``transactions`` (one function per DAX method; ``registry`` maps the
+ids), ``service`` (the node's state, error answers),
 ``server`` (connections), ``authorization`` (authorizeConnection),
 ``admin`` (metrics and the flush route).
 """

@@ -27,11 +27,11 @@ from dynastore.dax.items import (
 from dynastore.dax.methods import (
     BATCH_WRITE_ITEM,
     DELETE_ITEM,
-    METHODS,
     PUT_ITEM,
     TRANSACT_WRITE_ITEMS,
     UPDATE_ITEM,
 )
+from dynastore.dax.registry import METHODS
 from dynastore.dax.wire import MalformedFrame, put_array_head, put_int, put_text
 from dynastore.errors import DynamoDBError, InternalServerError
 from dynastore.storage.errors import StorageUnavailable

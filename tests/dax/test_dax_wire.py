@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dynastore.dax.expressions import Renderer
@@ -35,14 +35,14 @@ numbers = st.builds(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(numbers)
 def test_sort_key_numbers_round_trip_with_the_clients_codec(text: str) -> None:
     assert Decimal(lex_decode(bytes(LexDecimal.encode(text)))) == Decimal(text)
     assert LexDecimal.decode_all(lex_encode(text)) == Decimal(text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(numbers, numbers)
 def test_sort_key_numbers_keep_their_order(left: str, right: str) -> None:
     a, b = Decimal(left), Decimal(right)
