@@ -229,3 +229,25 @@ def test_the_resource_interface_with_python_types(dax_server: Any, ddb: Any, tab
     assert found == [{"pk": pk, "sk": Decimal("2"), "nested": {"list": [Decimal("1"), "two", None, True]}}]
     assert ddb.get_item(TableName=table, Key={"pk": {"S": pk}, "sk": {"N": "1"}})["Item"]["tags"]["SS"] in (
         ["a", "b"], ["b", "a"])
+
+
+@pytest.mark.parametrize("fault,code", [
+    ("ThrottlingException", "ThrottlingException"),
+    ("ProvisionedThroughputExceededException", "ProvisionedThroughputExceededException"),
+    ("InternalServerError", "InternalServerErrorException"),
+])
+def test_fault_rules_reach_dax_clients_as_their_errors(dax_server: Any, dax: Any, hash_table: str,
+                                                       fault: str, code: str) -> None:
+    """docs/faults.md's rules apply to DAX's requests too (they run the same
+    operations), and the DAX client names the errors as DAX does."""
+    key = {"pk": {"S": unique()}}
+    dax_server.admin("/_dynastore/faults", {"Error": fault, "Operation": "PutItem", "TableName": hash_table,
+                                            "Count": 1})
+    try:
+        error = error_of(dax.put_item, TableName=hash_table, Item=key)
+        assert error.response["Error"]["Code"] == code
+        dax.put_item(TableName=hash_table, Item=key)  # the rule is spent
+    finally:
+        import urllib.request
+
+        urllib.request.urlopen(urllib.request.Request(dax_server.endpoint + "/_dynastore/faults", method="DELETE"))
