@@ -251,3 +251,15 @@ def test_fault_rules_reach_dax_clients_as_their_errors(dax_server: Any, dax: Any
         import urllib.request
 
         urllib.request.urlopen(urllib.request.Request(dax_server.endpoint + "/_dynastore/faults", method="DELETE"))
+
+
+def test_consumed_capacity_by_index_is_dynamodbs(dax: Any, ddb: Any) -> None:
+    name = create_table(ddb, sort_type=None, ExtraDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+                        GlobalSecondaryIndexes=[{"IndexName": "by-g", "KeySchema": [
+                            {"AttributeName": "g", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}])
+    over_dax = dax.put_item(TableName=name, Item={"pk": {"S": unique()}, "g": {"S": "x"}},
+                            ReturnConsumedCapacity="INDEXES")["ConsumedCapacity"]
+    over_http = ddb.put_item(TableName=name, Item={"pk": {"S": unique()}, "g": {"S": "x"}},
+                             ReturnConsumedCapacity="INDEXES")["ConsumedCapacity"]
+    assert over_dax == over_http
+    assert over_dax["GlobalSecondaryIndexes"] == {"by-g": {"CapacityUnits": 1.0}}
