@@ -27,6 +27,8 @@ from dynastore.dax.methods import (
     AUTHORIZE_CONNECTION,
     GET_ITEM,
     OPERATION_NAMES,
+    QUERY,
+    SCAN,
 )
 from dynastore.dax.service import INTERNAL_ERROR_ANSWER, DaxService, Session
 from dynastore.dax.wire import (
@@ -49,6 +51,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger("dynastore.dax")
 
 PLAIN_GET_ITEM = bytes([0x01, 0x1A]) + GET_ITEM.to_bytes(4, "big")
+QUERY_PREFIX = bytes([0x01, 0x3A]) + (-1 - QUERY).to_bytes(4, "big")
+SCAN_PREFIX = bytes([0x01, 0x3A]) + (-1 - SCAN).to_bytes(4, "big")
+"""1, query / scan (negative ids): requests the query cache may answer whole."""
+FAST_PREFIXES = frozenset((PLAIN_GET_ITEM, QUERY_PREFIX, SCAN_PREFIX))
 """1, getItem: the start of the request the fast path answers."""
 NULL = 0xF6
 HELLO_ITEMS = 4
@@ -107,12 +113,16 @@ class DaxConnection(asyncio.Protocol):
         self.server.service.connections = len(self.server.connections)
 
     def data_received(self, data: bytes) -> None:
-        if (data[:6] == PLAIN_GET_ITEM and self.greeted and not self.buffer and not self.pending
+        head = data[:6]
+        if (head in FAST_PREFIXES and self.greeted and not self.buffer and not self.pending
                 and not self.busy and not self.closed):
-            end = self._cached_get_item(data, 0)  # a read-heavy client's common case
-            if end == len(data):
+            if head == PLAIN_GET_ITEM:
+                end = self._cached_get_item(data, 0)  # a read-heavy client's common case
+                if end == len(data):
+                    return
+                data = data[end:]  # answered the first request: the rest as usual
+            elif self._cached_query(head, data):
                 return
-            data = data[end:]  # answered the first request: the rest as usual
         if self.closed:
             return
         self.buffer += data
@@ -182,6 +192,25 @@ class DaxConnection(asyncio.Protocol):
         else:  # after the replies the open group holds, if any (order kept)
             group.hold(self, (200, b"", answer, b""), True)
         return key[1] + 1
+
+    def _cached_query(self, head: bytes, data: bytes) -> bool:
+        """A packet that is exactly a Query or Scan the query cache holds
+        (the cache is keyed by the request's bytes, and CBOR items delimit
+        themselves: equal bytes are that very request): answered from it."""
+        session = self.session
+        assert session is not None
+        if session.authorization_error is not None:
+            return False
+        name = "query" if head == QUERY_PREFIX else "scan"
+        answer = self.server.service.cached_query_answer(session, data, name)
+        if answer is None:
+            return False
+        group = self.server.group
+        if group is None:
+            self.send((200, b"", answer, b""), True)
+        else:
+            group.hold(self, (200, b"", answer, b""), True)
+        return True
 
     def _read_hello(self, reader: ItemReader) -> None:
         magic = reader.raw(len(MAGIC))

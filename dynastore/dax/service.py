@@ -126,6 +126,15 @@ class DaxService:
         entry = CachedItem(item, plain_get_answer(encoded))
         self.item_cache.put(key, entry, item_size_estimate(encoded) * 2 + len(key[2]), self.database.now())
 
+    def cached_query_answer(self, session: Session, raw: bytes, name: str) -> bytes | None:
+        """The query cache's answer to exactly these request bytes (a hit),
+        else None (not counted: the full path then runs)."""
+        answer = self.query_cache.get((session.namespace, raw), self.database.now(), count_miss=False)
+        if answer is MISSING:
+            return None
+        self.requests[name] = self.requests.get(name, 0) + 1
+        return answer  # type: ignore[no-any-return]
+
     def cached_get_answer(self, session: Session, table: str, key_bytes: bytes) -> bytes | None:
         """The answer to a plain eventually consistent GetItem the item cache
         holds (a hit), else None (not counted: the full path then runs)."""
