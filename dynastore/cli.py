@@ -179,11 +179,12 @@ def add_dax_options(serve: argparse.ArgumentParser) -> None:
     )
     serve.add_argument(
         "--dax-item-ttl-ms", type=float, default=None,
-        help="the DAX item cache's TTL (default 300000, DAX's 5 minutes; 0 turns it off)",
+        help="the DAX item cache's TTL (default 300000, DAX's 5 minutes; 0 keeps items until "
+        "the LRU bound evicts them, as DAX's record-ttl-millis 0)",
     )
     serve.add_argument(
         "--dax-query-ttl-ms", type=float, default=None,
-        help="the DAX query cache's TTL (default 300000, DAX's 5 minutes; 0 turns it off)",
+        help="the DAX query cache's TTL (default 300000, DAX's 5 minutes; 0 caches no query)",
     )
 
 
@@ -539,6 +540,18 @@ async def serve_until_signalled(
         bound_host, bound_port = await server.start()
     except OSError as error:  # the address is in use, or not ours to bind
         raise CannotListen(str(error)) from error
+    dax_server = None
+    if dax is not None:  # the DAX endpoint beside the HTTP one (docs/dax.md)
+        from dynastore.dax import start_dax
+
+        try:
+            dax_port = dax_port_from(dax)
+            assert dax_port is not None
+            dax_server = await start_dax(database, host, dax_port, server, tls, verifier,
+                                         dax.dax_item_ttl_ms, dax.dax_query_ttl_ms)
+        except OSError as error:
+            await server.stop()
+            raise CannotListen(f"the DAX port {dax_port_from(dax)}: {error}") from error
     stop_requested = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signal_number in (signal.SIGINT, signal.SIGTERM):
@@ -561,15 +574,8 @@ async def serve_until_signalled(
             await server.stop()
             raise CannotListen(f"redis port {redis_port}: {error}") from error
         print(f"redis: redis://{redis_host}:{bound_redis_port}", flush=True)
-    dax_server = None
-    if dax is not None:  # the DAX endpoint beside the HTTP one (docs/dax.md)
-        from dynastore.dax import start_dax
-
-        try:
-            dax_server = await start_dax(database, host, dax, server, tls, verifier)
-        except OSError as error:
-            await server.stop()
-            raise CannotListen(f"DAX port: {error}") from error
+    if dax_server is not None:
+        print(f"dax: {dax_server.service.url}", flush=True)
     # Import the remaining operations once the first requests had their chance:
     # startup stays fast, and no later request pays for an import.
     loop.call_later(OPERATIONS_PRELOAD_DELAY_SECONDS, warm_up)

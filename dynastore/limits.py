@@ -285,3 +285,4 @@ REDIS_ADMIN_KEYS_PAGE_MAX = 1000
 """Keys one page of POST /_dynastore/redis/keys lists at most."""
 REDIS_ADMIN_HOT_KEYS = 20
 """Hottest and biggest keys GET /_dynastore/redis reports."""
+DAX_STALLED_REQUEST_SECONDS = 30  # a DAX connection holding a half-sent request this long is closed

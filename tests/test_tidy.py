@@ -30,6 +30,7 @@ FORBIDDEN_UPWARD_IMPORTS = {
     # The Redis protocol writes through the write path over the storage
     # interface only, and calls no DynamoDB operation (docs/adr/0008).
     "redis": ("ops", "console", "cli", "storage.sqlite", "storage.memory", "storage.postgres"),
+    "dax": ("cli", "console"),  # beside protocol/, over ops/ (ADR 0008)
 }
 
 

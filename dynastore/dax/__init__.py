@@ -9,15 +9,15 @@ run (``methods``), on the same engine and write path.
 
 Modules: ``wire`` (CBOR stream, keys, numbers), ``expressions`` (DAX's
 compiled expressions back to DynamoDB's text), ``items`` (attribute lists,
-DAX's item shapes), ``cache`` (TTL + LRU in bytes), ``methods`` (one
-function per DAX method), ``service`` (the node's state, error answers),
+DAX's item shapes), ``cache`` (TTL + LRU in bytes), ``methods``, ``batch``,
+``transactions`` (one function per DAX method; ``registry`` maps the
+ids), ``service`` (the node's state, error answers),
 ``server`` (connections), ``authorization`` (authorizeConnection),
 ``admin`` (metrics and the flush route).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -73,22 +73,19 @@ def dax_url(host: str, port: int, tls: bool) -> str:
     return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
 
 
-async def start_dax(database: Database, host: str, arguments: argparse.Namespace, http_server: Any,
-                    tls: TlsSettings | None, verifier: Any) -> DaxServer:
+async def start_dax(database: Database, host: str, port: int, http_server: Any, tls: TlsSettings | None,
+                    verifier: Any, item_ttl_ms: float | None = None,
+                    query_ttl_ms: float | None = None) -> DaxServer:
     """Listen for DAX clients beside ``http_server`` (sharing its group commit)."""
     from dynastore.dax.server import DaxServer
     from dynastore.dax.service import DaxService
 
-    item_ttl = arguments.dax_item_ttl_ms
-    query_ttl = arguments.dax_query_ttl_ms
     service = DaxService(
         database,
-        item_ttl_ms=limits.DAX_ITEM_TTL_MS_DEFAULT if item_ttl is None else max(0.0, item_ttl),
-        query_ttl_ms=limits.DAX_QUERY_TTL_MS_DEFAULT if query_ttl is None else max(0.0, query_ttl),
+        item_ttl_ms=limits.DAX_ITEM_TTL_MS_DEFAULT if item_ttl_ms is None else max(0.0, item_ttl_ms),
+        query_ttl_ms=limits.DAX_QUERY_TTL_MS_DEFAULT if query_ttl_ms is None else max(0.0, query_ttl_ms),
         cache_max_bytes=cache_max_bytes_from_environment(),
     )
-    port = dax_port_from(arguments)
-    assert port is not None
     server = DaxServer(
         database, host, port, service, group=getattr(http_server, "group", None),
         ssl_context=None if tls is None else tls.context, verifier=verifier,
@@ -96,5 +93,4 @@ async def start_dax(database: Database, host: str, arguments: argparse.Namespace
     bound_host, bound_port = await server.start()
     _SERVICES[database.storage] = service
     service.url = dax_url(bound_host, bound_port, tls is not None)
-    print(f"dax: {service.url}", flush=True)
     return server

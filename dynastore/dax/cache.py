@@ -22,12 +22,16 @@ MISSING: Any = object()
 class Cache:
     """An LRU of values with a TTL and a bound on their total size."""
 
-    __slots__ = ("name", "ttl_seconds", "max_bytes", "_entries", "size_bytes",
+    __slots__ = ("name", "ttl_seconds", "zero_ttl_keeps", "max_bytes", "_entries", "size_bytes",
                  "hits", "misses", "evictions", "expirations")
 
-    def __init__(self, name: str, ttl_seconds: float, max_bytes: int = limits.DAX_CACHE_MAX_BYTES) -> None:
+    def __init__(self, name: str, ttl_seconds: float, max_bytes: int = limits.DAX_CACHE_MAX_BYTES,
+                 zero_ttl_keeps: bool = False) -> None:
         self.name = name
         self.ttl_seconds = ttl_seconds
+        self.zero_ttl_keeps = zero_ttl_keeps
+        """A TTL of 0 keeps entries until the LRU drops them (DAX's item
+        cache: record-ttl-millis 0 is "infinite"), else turns the cache off."""
         self.max_bytes = max_bytes
         self._entries: OrderedDict[Any, tuple[float, int, Any]] = OrderedDict()
         """key -> (expires at, size in bytes, value), least recently used first."""
@@ -61,19 +65,24 @@ class Cache:
         """Keep ``value`` for the TTL, evicting the least recently used
         entries while the cache is over its bound. A value larger than the
         whole bound is not kept."""
-        if self.ttl_seconds <= 0:
+        if not self.enabled:
             return
         old = self._entries.pop(key, None)
         if old is not None:
             self.size_bytes -= old[1]
         if size_bytes > self.max_bytes:
             return
-        self._entries[key] = (now + self.ttl_seconds, size_bytes, value)
+        expires = now + self.ttl_seconds if self.ttl_seconds > 0 else float("inf")
+        self._entries[key] = (expires, size_bytes, value)
         self.size_bytes += size_bytes
         while self.size_bytes > self.max_bytes:
             oldest_key, oldest = next(iter(self._entries.items()))
             self._drop(oldest_key, oldest)
             self.evictions += 1
+
+    @property
+    def enabled(self) -> bool:
+        return self.ttl_seconds > 0 or self.zero_ttl_keeps
 
     def discard(self, key: Any) -> None:
         entry = self._entries.get(key)

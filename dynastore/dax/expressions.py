@@ -55,6 +55,15 @@ MAX_DEPTH = 64
 """Deeper s-expressions than any DynamoDB expression can be are refused."""
 
 
+def check_projection(text: str, names: dict[str, str]) -> None:
+    """DynamoDB's errors for a projection (overlapping paths, too deep...):
+    the endpoint applies projections to cached items itself, so it checks
+    them as the operation would."""
+    from dynastore.expressions import ExpressionContext, compile_projection
+
+    compile_projection(text, ExpressionContext(dict(names) or None, None))
+
+
 def invalid(what: str) -> ValidationException:
     return ValidationException(f"Invalid {what}: the DAX request's expression is malformed")
 
@@ -95,7 +104,9 @@ class Renderer:
             raise invalid("ProjectionExpression")
         expression = _Expression(self, "p", [], "ProjectionExpression")
         paths = [expression.path_elements(path) for path in spec]
-        return ", ".join(expression.path(path) for path in spec), paths
+        text = ", ".join(expression.path(path) for path in spec)
+        check_projection(text, self.names)
+        return text, paths
 
     def name(self, attribute: str) -> str:
         placeholder = self._placeholders.get(attribute)
@@ -153,7 +164,7 @@ class _Expression:
             parts = [self.grouped(argument, depth + 1, precedence) for argument in arguments]
             return f" {'AND' if code == AND else 'OR'} ".join(parts), precedence
         if code == NOT and len(arguments) == 1:
-            return "NOT " + self.grouped(arguments[0], depth + 1, _PRECEDENCE_NOT), _PRECEDENCE_NOT
+            return f"NOT ({self.condition(arguments[0], depth + 1)[0]})", _PRECEDENCE_NOT
         if code == BETWEEN and len(arguments) == 3:
             subject, low, high = (self.operand(argument, depth + 1) for argument in arguments)
             return f"{subject} BETWEEN {low} AND {high}", _PRECEDENCE_ATOM

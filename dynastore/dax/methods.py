@@ -42,7 +42,11 @@ from dynastore.dax.wire import (
     put_null,
     put_text,
 )
-from dynastore.errors import ResourceNotFoundException, ValidationException, table_not_found
+from dynastore.errors import (
+    ResourceNotFoundException,
+    ValidationException,
+    table_not_found,
+)
 from dynastore.ops import dispatch
 from dynastore.types.attribute_value import validate_item
 
@@ -274,6 +278,21 @@ def zero_capacity(table: str, request: dict[str, Any]) -> dict[str, Any]:
     return {"ConsumedCapacity": capacity}
 
 
+def put_capacity_list(out: bytearray, capacities: list[dict[str, Any]]) -> None:
+    put_array_head(out, len(capacities))
+    for capacity in capacities:
+        put_bytes(out, consumed_capacity_bytes(capacity))
+
+
+def put_collection_metrics_by_table(out: bytearray, metrics: dict[str, list[dict[str, Any]]]) -> None:
+    put_map_head(out, len(metrics))
+    for table, entries in metrics.items():
+        put_text(out, table)
+        put_array_head(out, len(entries))
+        for entry in entries:
+            put_bytes(out, collection_metrics_bytes(entry))
+
+
 # --- DAX's own methods ---------------------------------------------------------------
 
 
@@ -430,9 +449,11 @@ def update_item(service: DaxService, session: Session, arguments: list[Any], raw
         service.cache_item(cache_key, result.get("Attributes"), parts.schema)
         if asked == "NONE":
             result.pop("Attributes", None)
-    else:  # the answer holds part of an item: the next read fetches it whole
+    else:  # the answer holds part of an item: read the new one back, as DAX does
         result = result_of(session.database, "UpdateItem", request)
-        service.item_cache.discard(cache_key)
+        fresh = result_of(session.database, "GetItem",
+                          {"TableName": parts.table, "Key": parts.key, "ConsistentRead": True})
+        service.cache_item(cache_key, fresh.get("Item"), parts.schema)
     return write_answer(service, result, parts.schema, asked)
 
 
@@ -551,287 +572,3 @@ def put_last_key(out: bytearray, key: dict[str, Any], schema: KeySchema, on_inde
         put_text(inner, name)
         put_attribute_value(inner, key[name])
     put_bytes(out, inner)
-
-
-# --- BatchGetItem and BatchWriteItem ------------------------------------------------------
-
-
-class TableReads:
-    """One table's part of a BatchGetItem: its keys, which the cache answered."""
-
-    __slots__ = ("table", "schema", "consistent", "paths", "keys", "cached")
-
-    def __init__(self, session: Session, table: str, entry: Any) -> None:
-        if not isinstance(entry, list | tuple) or len(entry) != 3 or not isinstance(entry[2], list | tuple):
-            raise MalformedFrame("a BatchGetItem table entry must be [consistent, projection, keys]")
-        self.table = table
-        self.schema = key_schema(session.database, table)
-        self.consistent = bool(entry[0])
-        self.paths = None if entry[1] is None else Renderer().projection(entry[1])[1]
-        self.keys = [(bytes(key), decode_key(key, self.schema)) for key in entry[2]]
-        self.cached: dict[bytes, dict[str, Any] | None] = {}
-
-
-def batch_get_item(service: DaxService, session: Session, arguments: list[Any], raw: bytes) -> bytes:
-    database = session.database
-    requested = arguments[0]
-    if not isinstance(requested, dict):
-        raise MalformedFrame("BatchGetItem's tables must be a map")
-    tables = [TableReads(session, text_argument(name, "TableName"), entry) for name, entry in requested.items()]
-    given = parameters(arguments[1])
-    now = database.now()
-    request_items: dict[str, Any] = {}
-    for reads in tables:
-        missing = []
-        for key_bytes, key in reads.keys:
-            cached = MISSING if reads.consistent else service.item_cache.get(
-                (session.namespace, reads.table, key_bytes), now)
-            if cached is MISSING:
-                missing.append(key)
-            else:
-                reads.cached[key_bytes] = cached.item
-        if missing:
-            request_items[reads.table] = {"Keys": missing, **({"ConsistentRead": True} if reads.consistent else {})}
-    result: dict[str, Any] = {"Responses": {}, "UnprocessedKeys": {}}
-    if request_items:
-        request: dict[str, Any] = {"RequestItems": request_items}
-        common_parameters(request, given)
-        result = result_of(database, "BatchGetItem", request)
-    return batch_get_answer(service, session, tables, result)
-
-
-def batch_get_answer(service: DaxService, session: Session, tables: list[TableReads],
-                     result: dict[str, Any]) -> bytes:
-    out = bytearray(SUCCESS)
-    put_array_head(out, 2)
-    put_map_head(out, len(tables))
-    unprocessed: dict[str, list[bytes]] = {}
-    for reads in tables:
-        found = {encode_key(item, reads.schema): item for item in result.get("Responses", {}).get(reads.table, [])}
-        left = {encode_key(key, reads.schema)
-                for key in result.get("UnprocessedKeys", {}).get(reads.table, {}).get("Keys", [])}
-        items = []
-        for key_bytes, key in reads.keys:
-            if key_bytes in reads.cached:
-                item = reads.cached[key_bytes]
-            elif encode_key(key, reads.schema) in left:
-                unprocessed.setdefault(reads.table, []).append(key_bytes)
-                continue
-            else:
-                item = found.get(encode_key(key, reads.schema))
-                if not reads.consistent:
-                    service.cache_item((session.namespace, reads.table, key_bytes), item, reads.schema)
-            if item is not None:
-                items.append(item)
-        put_text(out, reads.table)
-        if reads.paths is not None:
-            put_array_head(out, len(items))
-            for item in items:
-                put_projection(out, item, reads.paths)
-        else:
-            put_array_head(out, 2 * len(items))
-            for item in items:
-                put_bytes(out, encode_key(item, reads.schema))
-                put_bytes(out, stream_item(item, reads.schema, service.lists))
-    put_map_head(out, len(unprocessed))
-    for table, keys in unprocessed.items():
-        put_text(out, table)
-        put_array_head(out, len(keys))
-        for key_bytes in keys:
-            put_bytes(out, key_bytes)
-    put_capacity_list(out, result.get("ConsumedCapacity") or [])
-    return bytes(out)
-
-
-def put_capacity_list(out: bytearray, capacities: list[dict[str, Any]]) -> None:
-    put_array_head(out, len(capacities))
-    for capacity in capacities:
-        put_bytes(out, consumed_capacity_bytes(capacity))
-
-
-def put_collection_metrics_by_table(out: bytearray, metrics: dict[str, list[dict[str, Any]]]) -> None:
-    put_map_head(out, len(metrics))
-    for table, entries in metrics.items():
-        put_text(out, table)
-        put_array_head(out, len(entries))
-        for entry in entries:
-            put_bytes(out, collection_metrics_bytes(entry))
-
-
-def batch_write_item(service: DaxService, session: Session, arguments: list[Any], raw: bytes) -> bytes:
-    requested = arguments[0]
-    if not isinstance(requested, dict):
-        raise MalformedFrame("BatchWriteItem's tables must be a map")
-    request_items: dict[str, list[dict[str, Any]]] = {}
-    writes: list[tuple[str, KeySchema, bytes, dict[str, Any] | None]] = []
-    schemas: dict[str, KeySchema] = {}
-    for name, flat in requested.items():
-        table = text_argument(name, "TableName")
-        schema = schemas[table] = key_schema(session.database, table)
-        if not isinstance(flat, list | tuple) or len(flat) % 2:
-            raise MalformedFrame("a BatchWriteItem table entry must be key/value pairs")
-        entries = request_items.setdefault(table, [])
-        for index in range(0, len(flat), 2):
-            key = decode_key(flat[index], schema)
-            if flat[index + 1] is None:
-                entries.append({"DeleteRequest": {"Key": key}})
-                writes.append((table, schema, bytes(flat[index]), None))
-            else:
-                item = item_from_parts(key, flat[index + 1], service.lists)
-                entries.append({"PutRequest": {"Item": item}})
-                writes.append((table, schema, bytes(flat[index]), item))
-    request: dict[str, Any] = {"RequestItems": request_items}
-    common_parameters(request, parameters(arguments[1]))
-    result = result_of(session.database, "BatchWriteItem", request)
-    unprocessed = result.get("UnprocessedItems") or {}
-    left = {(table, encode_key(entry.get("PutRequest", {}).get("Item") or entry["DeleteRequest"]["Key"],
-                               schemas[table]))
-            for table, entries in unprocessed.items() for entry in entries}
-    for table, schema, key_bytes, written in writes:
-        if (table, encode_key(decode_key(key_bytes, schema), schema)) not in left:
-            service.cache_item((session.namespace, table, key_bytes),
-                               None if written is None else validate_item(written), schema)
-    out = bytearray(SUCCESS)
-    put_map_head(out, len(unprocessed))
-    for table, entries in unprocessed.items():
-        put_text(out, table)
-        put_array_head(out, 2 * len(entries))
-        for entry in entries:
-            if "PutRequest" in entry:
-                put_bytes(out, encode_key(entry["PutRequest"]["Item"], schemas[table]))
-                put_bytes(out, stream_item(entry["PutRequest"]["Item"], schemas[table], service.lists))
-            else:
-                put_bytes(out, encode_key(entry["DeleteRequest"]["Key"], schemas[table]))
-                put_null(out)
-    put_capacity_list(out, result.get("ConsumedCapacity") or [])
-    put_collection_metrics_by_table(out, result.get("ItemCollectionMetrics") or {})
-    return bytes(out)
-
-
-# --- transactions (passed through; written items refreshed in the item cache) ---------------
-
-
-def array_argument(value: Any, size: int | None, what: str) -> list[Any]:
-    if value is None and size is not None:
-        return [None] * size
-    if not isinstance(value, list | tuple) or (size is not None and len(value) != size):
-        raise MalformedFrame(f"{what} must be an array of one entry per item")
-    return list(value)
-
-
-def transact_get_items(service: DaxService, session: Session, arguments: list[Any], raw: bytes) -> bytes:
-    tables = [text_argument(name, "TableName") for name in array_argument(arguments[0], None, "tableNames")]
-    keys = array_argument(arguments[1], len(tables), "keys")
-    projections = array_argument(arguments[2], len(tables), "projectionExpressions")
-    schemas = [key_schema(session.database, table) for table in tables]
-    paths = [None if projection is None else Renderer().projection(projection)[1] for projection in projections]
-    request: dict[str, Any] = {"TransactItems": [
-        {"Get": {"TableName": table, "Key": decode_key(key, schema)}}
-        for table, key, schema in zip(tables, keys, schemas, strict=True)
-    ]}
-    common_parameters(request, parameters(arguments[3]))
-    result = result_of(session.database, "TransactGetItems", request)
-    out = bytearray(SUCCESS)
-    put_array_head(out, 2)
-    responses = result.get("Responses") or []
-    put_array_head(out, len(responses))
-    for response, schema, item_paths in zip(responses, schemas, paths, strict=False):
-        item = response.get("Item")
-        if item is None:
-            put_null(out)
-        elif item_paths is not None:
-            put_projection(out, item, item_paths)
-        else:
-            put_bytes(out, stream_item(item, schema, service.lists))
-    capacities = result.get("ConsumedCapacity") or []
-    put_array_head(out, len(capacities))
-    for capacity in capacities:
-        put_capacity_map(out, capacity)
-    return bytes(out)
-
-
-def transact_write_items(service: DaxService, session: Session, arguments: list[Any], raw: bytes) -> bytes:
-    operations = array_argument(arguments[0], None, "operations")
-    count = len(operations)
-    tables = [text_argument(name, "TableName") for name in array_argument(arguments[1], count, "tableNames")]
-    keys, values = array_argument(arguments[2], count, "keys"), array_argument(arguments[3], count, "values")
-    on_failure = array_argument(arguments[5], count, "returnValuesOnConditionCheckFailure")
-    conditions = array_argument(arguments[6], count, "conditionExpressions")
-    updates = array_argument(arguments[7], count, "updateExpressions")
-    schemas = [key_schema(session.database, table) for table in tables]
-    actions = []
-    for index in range(count):
-        actions.append(transact_action(service, operations[index], tables[index], schemas[index], keys[index],
-                                       values[index], on_failure[index], conditions[index], updates[index]))
-    given = parameters(arguments[8])
-    request: dict[str, Any] = {"TransactItems": actions}
-    common_parameters(request, given)
-    if P_CLIENT_TOKEN in given:
-        request["ClientRequestToken"] = given[P_CLIENT_TOKEN]
-    result = result_of(session.database, "TransactWriteItems", request)
-    refresh_written(service, session, actions, tables, schemas, keys)
-    out = bytearray(SUCCESS)
-    put_array_head(out, 3)
-    put_null(out)
-    capacities = result.get("ConsumedCapacity") or []
-    put_array_head(out, len(capacities))
-    for capacity in capacities:
-        put_capacity_map(out, capacity)
-    put_collection_metrics_by_table(out, result.get("ItemCollectionMetrics") or {})
-    return bytes(out)
-
-
-def transact_action(service: DaxService, operation: Any, table: str, schema: KeySchema, key_bytes: Any,
-                    values: Any, on_failure: Any, condition: Any, update: Any) -> dict[str, Any]:
-    kind = TRANSACT_OPERATIONS.get(operation) if type(operation) is int else None
-    if kind is None:
-        raise ValidationException(f"Unknown TransactWriteItems operation {operation!r}")
-    key = decode_key(key_bytes, schema)
-    renderer = Renderer()
-    action: dict[str, Any] = {"TableName": table}
-    if kind == "Put":
-        action["Item"] = item_from_parts(key, values, service.lists)
-    else:
-        action["Key"] = key
-    if condition is not None:
-        action["ConditionExpression"] = renderer.condition(condition, "c")
-    if update is not None:
-        action["UpdateExpression"] = renderer.update(update)
-    if on_failure is not None and on_failure != 1:
-        action["ReturnValuesOnConditionCheckFailure"] = enum_parameter(
-            ON_CONDITION_FAILURE_NAMES, on_failure, "ReturnValuesOnConditionCheckFailure")
-    action.update(renderer.request_fields())
-    return {kind: action}
-
-
-def refresh_written(service: DaxService, session: Session, actions: list[dict[str, Any]], tables: list[str],
-                    schemas: list[KeySchema], keys: list[Any]) -> None:
-    """As DAX does after a transaction: read the written items back and
-    keep them in the item cache (capacity of the read is not reported)."""
-    written = [index for index, action in enumerate(actions) if "ConditionCheck" not in action]
-    if not written or service.item_cache.ttl_seconds <= 0:
-        return
-    result = result_of(session.database, "TransactGetItems", {"TransactItems": [
-        {"Get": {"TableName": tables[index], "Key": decode_key(keys[index], schemas[index])}} for index in written
-    ]})
-    for index, response in zip(written, result.get("Responses") or [], strict=False):
-        service.cache_item((session.namespace, tables[index], bytes(keys[index])), response.get("Item"),
-                           schemas[index])
-
-
-METHODS: dict[int, Method] = {
-    ENDPOINTS: endpoints,
-    DEFINE_KEY_SCHEMA: define_key_schema,
-    DEFINE_ATTRIBUTE_LIST_ID: define_attribute_list_id,
-    DEFINE_ATTRIBUTE_LIST: define_attribute_list,
-    GET_ITEM: get_item,
-    PUT_ITEM: put_item,
-    UPDATE_ITEM: update_item,
-    DELETE_ITEM: delete_item,
-    QUERY: query,
-    SCAN: scan,
-    BATCH_GET_ITEM: batch_get_item,
-    BATCH_WRITE_ITEM: batch_write_item,
-    TRANSACT_GET_ITEMS: transact_get_items,
-    TRANSACT_WRITE_ITEMS: transact_write_items,
-}

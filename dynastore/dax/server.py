@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,8 @@ from dynastore.dax.methods import (
     AUTHORIZE_CONNECTION,
     GET_ITEM,
     OPERATION_NAMES,
+    QUERY,
+    SCAN,
 )
 from dynastore.dax.service import INTERNAL_ERROR_ANSWER, DaxService, Session
 from dynastore.dax.wire import (
@@ -48,6 +51,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger("dynastore.dax")
 
 PLAIN_GET_ITEM = bytes([0x01, 0x1A]) + GET_ITEM.to_bytes(4, "big")
+QUERY_PREFIX = bytes([0x01, 0x3A]) + (-1 - QUERY).to_bytes(4, "big")
+SCAN_PREFIX = bytes([0x01, 0x3A]) + (-1 - SCAN).to_bytes(4, "big")
+"""1, query / scan (negative ids): requests the query cache may answer whole."""
+FAST_PREFIXES = frozenset((PLAIN_GET_ITEM, QUERY_PREFIX, SCAN_PREFIX))
 """1, getItem: the start of the request the fast path answers."""
 NULL = 0xF6
 HELLO_ITEMS = 4
@@ -84,6 +91,8 @@ class DaxConnection(asyncio.Protocol):
         self.busy = False
         """A request is running in a greenlet (a shared store): the next waits."""
         self.closed = False
+        self.last_data = time.monotonic()
+        """When bytes last came (the stalled-request sweep reads it)."""
 
     # --- asyncio ---------------------------------------------------------------
 
@@ -104,12 +113,20 @@ class DaxConnection(asyncio.Protocol):
         self.server.service.connections = len(self.server.connections)
 
     def data_received(self, data: bytes) -> None:
-        if (data[:6] == PLAIN_GET_ITEM and self.greeted and not self.buffer and not self.pending
-                and not self.busy and not self.closed and self._cached_get_item(data, 0) == len(data)):
-            return  # the common case of a read-heavy client, answered from the item cache
+        head = data[:6]
+        if (head in FAST_PREFIXES and self.greeted and not self.buffer and not self.pending
+                and not self.busy and not self.closed):
+            if head == PLAIN_GET_ITEM:
+                end = self._cached_get_item(data, 0)  # a read-heavy client's common case
+                if end == len(data):
+                    return
+                data = data[end:]  # answered the first request: the rest as usual
+            elif self._cached_query(head, data):
+                return
         if self.closed:
             return
         self.buffer += data
+        self.last_data = time.monotonic()
         try:
             self._read_requests()
         except MalformedFrame as error:
@@ -175,6 +192,25 @@ class DaxConnection(asyncio.Protocol):
         else:  # after the replies the open group holds, if any (order kept)
             group.hold(self, (200, b"", answer, b""), True)
         return key[1] + 1
+
+    def _cached_query(self, head: bytes, data: bytes) -> bool:
+        """A packet that is exactly a Query or Scan the query cache holds
+        (the cache is keyed by the request's bytes, and CBOR items delimit
+        themselves: equal bytes are that very request): answered from it."""
+        session = self.session
+        assert session is not None
+        if session.authorization_error is not None:
+            return False
+        name = "query" if head == QUERY_PREFIX else "scan"
+        answer = self.server.service.cached_query_answer(session, data, name)
+        if answer is None:
+            return False
+        group = self.server.group
+        if group is None:
+            self.send((200, b"", answer, b""), True)
+        else:
+            group.hold(self, (200, b"", answer, b""), True)
+        return True
 
     def _read_hello(self, reader: ItemReader) -> None:
         magic = reader.raw(len(MAGIC))
@@ -285,6 +321,7 @@ class DaxServer:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.spawn: Any = None
         """On a shared store, the greenlet hub's spawn (requests run in greenlets)."""
+        self._sweeper: asyncio.TimerHandle | None = None
 
     async def start(self) -> tuple[str, int]:
         self.loop = asyncio.get_running_loop()
@@ -294,10 +331,21 @@ class DaxServer:
             lambda: DaxConnection(self), self.host, self.port, ssl=self.ssl_context,
             reuse_address=True, backlog=limits.DAX_MAX_CONNECTIONS,
         )
+        self._sweeper = self.loop.call_later(limits.DAX_STALLED_REQUEST_SECONDS / 2, self._sweep_stalled)
         sockets = self.listener.sockets
         host, port = sockets[0].getsockname()[:2]
         self.port = int(port)
         return str(host), int(port)
+
+    def _sweep_stalled(self) -> None:
+        """Close connections that left a request half-sent for too long
+        (their buffered bytes are bounded, but not 1,024 times over)."""
+        now = time.monotonic()
+        for connection in list(self.connections):
+            if connection.buffer and now - connection.last_data > limits.DAX_STALLED_REQUEST_SECONDS:
+                connection.malformed("a request half-sent for too long")
+        if self.loop is not None and self.listener is not None:
+            self._sweeper = self.loop.call_later(limits.DAX_STALLED_REQUEST_SECONDS / 2, self._sweep_stalled)
 
     def authorize(self, session: Session, arguments: list[Any]) -> None:
         from dynastore.dax.authorization import authorize
@@ -305,6 +353,8 @@ class DaxServer:
         authorize(self, session, arguments)
 
     async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         if self.listener is not None:
             self.listener.close()
         for connection in list(self.connections):

@@ -27,19 +27,12 @@ from dynastore.dax.items import (
 from dynastore.dax.methods import (
     BATCH_WRITE_ITEM,
     DELETE_ITEM,
-    METHODS,
     PUT_ITEM,
     TRANSACT_WRITE_ITEMS,
     UPDATE_ITEM,
 )
-from dynastore.dax.wire import (
-    MalformedFrame,
-    put_array_head,
-    put_attribute_value,
-    put_int,
-    put_map_head,
-    put_text,
-)
+from dynastore.dax.registry import METHODS
+from dynastore.dax.wire import MalformedFrame, put_array_head, put_int, put_text
 from dynastore.errors import DynamoDBError, InternalServerError
 from dynastore.storage.errors import StorageUnavailable
 
@@ -112,7 +105,7 @@ class DaxService:
                  query_ttl_ms: float = limits.DAX_QUERY_TTL_MS_DEFAULT,
                  cache_max_bytes: int = limits.DAX_CACHE_MAX_BYTES) -> None:
         self.database = database
-        self.item_cache = Cache("item", item_ttl_ms / 1000, cache_max_bytes)
+        self.item_cache = Cache("item", item_ttl_ms / 1000, cache_max_bytes, zero_ttl_keeps=True)
         self.query_cache = Cache("query", query_ttl_ms / 1000, cache_max_bytes)
         self.lists = AttributeLists()
         self.hostname: str | None = None
@@ -127,11 +120,20 @@ class DaxService:
         self.malformed_frames = 0
 
     def cache_item(self, key: Any, item: dict[str, Any] | None, schema: KeySchema) -> None:
-        if self.item_cache.ttl_seconds <= 0:
+        if not self.item_cache.enabled:
             return
         encoded = None if item is None else stream_item(item, schema, self.lists)
         entry = CachedItem(item, plain_get_answer(encoded))
         self.item_cache.put(key, entry, item_size_estimate(encoded) * 2 + len(key[2]), self.database.now())
+
+    def cached_query_answer(self, session: Session, raw: bytes, name: str) -> bytes | None:
+        """The query cache's answer to exactly these request bytes (a hit),
+        else None (not counted: the full path then runs)."""
+        answer = self.query_cache.get((session.namespace, raw), self.database.now(), count_miss=False)
+        if answer is MISSING:
+            return None
+        self.requests[name] = self.requests.get(name, 0) + 1
+        return answer  # type: ignore[no-any-return]
 
     def cached_get_answer(self, session: Session, table: str, key_bytes: bytes) -> bytes | None:
         """The answer to a plain eventually consistent GetItem the item cache
@@ -204,30 +206,14 @@ def error_answer(error: DynamoDBError) -> bytes:
     for code in codes:
         put_int(out, code)
     put_text(out, error.message or "")
-    reasons = error.extra_fields.get("CancellationReasons")
+    reasons: bytes | None = getattr(error, "dax_reasons", None)  # methods.transact_write_items
     put_array_head(out, 4 if reasons is not None else 3)
     put_text(out, str(uuid.uuid4()))
     put_text(out, name)
     put_int(out, error.status)
     if reasons is not None:
-        put_cancellation_reasons(out, reasons)
+        out += reasons
     return bytes(out)
-
-
-def put_cancellation_reasons(out: bytearray, reasons: list[dict[str, Any]]) -> None:
-    put_array_head(out, len(reasons))
-    for reason in reasons:
-        fields = [name for name in ("Code", "Message", "Item") if reason.get(name) is not None]
-        put_map_head(out, len(fields))
-        for name in fields:
-            put_text(out, name)
-            if name == "Item":
-                put_map_head(out, len(reason["Item"]))
-                for attribute, value in reason["Item"].items():
-                    put_text(out, attribute)
-                    put_attribute_value(out, value)
-            else:
-                put_text(out, str(reason[name]))
 
 
 INTERNAL_ERROR_ANSWER = error_answer(InternalServerError())

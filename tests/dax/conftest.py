@@ -44,7 +44,7 @@ class DaxServerProcess:
         self.http_port = free_port()
         self.dax_port = free_port()
         self.log = tempfile.TemporaryFile()
-        store = [] if "--postgres" in extra else ["--in-memory"]
+        store = [] if "--postgres" in extra or "--data-dir" in extra else ["--in-memory"]
         self.process = subprocess.Popen(
             [sys.executable, "-m", "dynastore", "serve", *store, "--port", str(self.http_port),
              "--dax-port", str(self.dax_port), *extra],

@@ -91,8 +91,10 @@ def test_a_cancelled_transaction_names_its_reasons_and_writes_nothing(dax: Any, 
     error = caught.value
     assert error.response["Error"]["Code"] == "TransactionCanceledException"
     assert error.response["Error"]["Message"].endswith("[None, ConditionalCheckFailed]")
-    reasons = error.cancellation_reasons  # type: ignore[attr-defined]
-    assert [reason["Code"] for reason in reasons] == ["None", "ConditionalCheckFailed"]
+    reasons = error.cancellation_reasons  # type: ignore[attr-defined]  # code, message, item for each action
+    assert reasons[0::3] == ["None", "ConditionalCheckFailed"]
+    assert reasons[1::3] == [None, "The conditional request failed"]
+    assert reasons[2] is None and isinstance(reasons[5], bytes)  # ALL_OLD: the old item, in DAX's shape
     assert "Item" not in ddb.get_item(TableName=table, Key={"pk": pk, "sk": {"N": "2"}})
 
 

@@ -118,3 +118,27 @@ def test_ttls_follow_the_options_and_zero_turns_a_cache_off() -> None:
     finally:
         dax.close()
         server.stop()
+
+
+def test_an_item_ttl_of_zero_keeps_items_until_the_lru_evicts_them() -> None:
+    server = DaxServerProcess("--dax-item-ttl-ms", "0")
+    import boto3
+    from botocore.config import Config
+
+    ddb = boto3.client("dynamodb", endpoint_url=server.endpoint, region_name="us-east-1",
+                       aws_access_key_id="any", aws_secret_access_key="any",
+                       config=Config(retries={"max_attempts": 0}))
+    dax = dax_client(server.dax_url)
+    try:
+        from tests.dax.conftest import create_table
+
+        name = create_table(ddb, sort_type=None)
+        key = {"pk": {"S": "p"}}
+        dax.put_item(TableName=name, Item={**key, "v": {"S": "a"}})
+        ddb.put_item(TableName=name, Item={**key, "v": {"S": "b"}})
+        advance_clock(server, 30 * 24 * 3600)
+        assert dax.get_item(TableName=name, Key=key)["Item"]["v"] == {"S": "a"}
+        assert server.admin("/_dynastore/dax")["itemCache"]["ttlMs"] == 0
+    finally:
+        dax.close()
+        server.stop()

@@ -185,3 +185,81 @@ def test_discovery_answers_with_this_node(dax_server: Any) -> None:
             assert error.response["Error"]["Code"] == "ResourceNotFoundException"
         finally:
             client.close()
+
+
+SAME_ERRORS = [
+    ("get_item", {"Key": {"pk": {"S": "a"}}, "ProjectionExpression": "m, m.b"}),
+    ("update_item", {"Key": {"pk": {"S": "a"}}, "UpdateExpression": "ADD s :n",
+                     "ExpressionAttributeValues": {":n": {"N": "1"}}}),
+    ("update_item", {"Key": {"pk": {"S": "a"}}, "UpdateExpression": "SET m.b = :n, m = :n",
+                     "ExpressionAttributeValues": {":n": {"N": "1"}}}),
+    ("update_item", {"Key": {"pk": {"S": "a"}}, "UpdateExpression": "SET #x = #y + :n",
+                     "ExpressionAttributeNames": {"#x": "x", "#y": "s"}, "ExpressionAttributeValues": {":n": {"N": "1"}}}),
+    ("query", {"KeyConditionExpression": "s = :n", "ExpressionAttributeValues": {":n": {"S": "1"}}}),
+    ("query", {"KeyConditionExpression": "pk > :n", "ExpressionAttributeValues": {":n": {"S": "1"}}}),
+    ("scan", {"Segment": 3, "TotalSegments": 2}),
+    ("put_item", {"Item": {"pk": {"S": "a"}}, "ConditionExpression": "size(s) = :n",
+                  "ExpressionAttributeValues": {":n": {"S": "x"}}}),
+]
+
+
+@pytest.mark.parametrize("operation,arguments", SAME_ERRORS, ids=[f"{op}-{n}" for n, (op, _) in enumerate(SAME_ERRORS)])
+def test_the_same_errors_as_http(dax: Any, ddb: Any, hash_table: str, operation: str, arguments: dict[str, Any]) -> None:
+    ddb.put_item(TableName=hash_table, Item={"pk": {"S": "a"}, "s": {"S": "x"}, "m": {"M": {"b": {"N": "1"}}}})
+    over_http = error_of(getattr(ddb, operation), TableName=hash_table, **arguments).response["Error"]
+    over_dax = error_of(getattr(dax, operation), TableName=hash_table, **arguments).response["Error"]
+    assert (over_dax["Code"], over_dax["Message"]) == (over_http["Code"], over_http["Message"])
+
+
+def test_the_resource_interface_with_python_types(dax_server: Any, ddb: Any, table: str) -> None:
+    """AmazonDaxClient.resource(): boto3's Table API with Python values, over DAX."""
+    import amazondax
+    from boto3.dynamodb.conditions import Key
+
+    resource = amazondax.AmazonDaxClient.resource(
+        endpoint_url=dax_server.dax_url, region_name="us-east-1",
+        aws_access_key_id="any", aws_secret_access_key="any")
+    items = resource.Table(table)
+    pk = unique()
+    items.put_item(Item={"pk": pk, "sk": Decimal("1"), "name": "Ada", "tags": {"a", "b"}, "score": Decimal("9.5")})
+    items.put_item(Item={"pk": pk, "sk": Decimal("2"), "nested": {"list": [1, "two", None, True]}})
+    got = items.get_item(Key={"pk": pk, "sk": 1})["Item"]
+    assert got == {"pk": pk, "sk": Decimal("1"), "name": "Ada", "tags": {"a", "b"}, "score": Decimal("9.5")}
+    found = items.query(KeyConditionExpression=Key("pk").eq(pk) & Key("sk").gte(2))["Items"]
+    assert found == [{"pk": pk, "sk": Decimal("2"), "nested": {"list": [Decimal("1"), "two", None, True]}}]
+    assert ddb.get_item(TableName=table, Key={"pk": {"S": pk}, "sk": {"N": "1"}})["Item"]["tags"]["SS"] in (
+        ["a", "b"], ["b", "a"])
+
+
+@pytest.mark.parametrize("fault,code", [
+    ("ThrottlingException", "ThrottlingException"),
+    ("ProvisionedThroughputExceededException", "ProvisionedThroughputExceededException"),
+    ("InternalServerError", "InternalServerErrorException"),
+])
+def test_fault_rules_reach_dax_clients_as_their_errors(dax_server: Any, dax: Any, hash_table: str,
+                                                       fault: str, code: str) -> None:
+    """docs/faults.md's rules apply to DAX's requests too (they run the same
+    operations), and the DAX client names the errors as DAX does."""
+    key = {"pk": {"S": unique()}}
+    dax_server.admin("/_dynastore/faults", {"Error": fault, "Operation": "PutItem", "TableName": hash_table,
+                                            "Count": 1})
+    try:
+        error = error_of(dax.put_item, TableName=hash_table, Item=key)
+        assert error.response["Error"]["Code"] == code
+        dax.put_item(TableName=hash_table, Item=key)  # the rule is spent
+    finally:
+        import urllib.request
+
+        urllib.request.urlopen(urllib.request.Request(dax_server.endpoint + "/_dynastore/faults", method="DELETE"))
+
+
+def test_consumed_capacity_by_index_is_dynamodbs(dax: Any, ddb: Any) -> None:
+    name = create_table(ddb, sort_type=None, ExtraDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+                        GlobalSecondaryIndexes=[{"IndexName": "by-g", "KeySchema": [
+                            {"AttributeName": "g", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}])
+    over_dax = dax.put_item(TableName=name, Item={"pk": {"S": unique()}, "g": {"S": "x"}},
+                            ReturnConsumedCapacity="INDEXES")["ConsumedCapacity"]
+    over_http = ddb.put_item(TableName=name, Item={"pk": {"S": unique()}, "g": {"S": "x"}},
+                             ReturnConsumedCapacity="INDEXES")["ConsumedCapacity"]
+    assert over_dax == over_http
+    assert over_dax["GlobalSecondaryIndexes"] == {"by-g": {"CapacityUnits": 1.0}}

@@ -32,7 +32,7 @@ def node_with_dax_client() -> str:
 def test_the_javascript_dax_client(dax_server: DaxServerProcess, ddb: Any) -> None:
     node = node_with_dax_client()
     name = create_table(ddb)
-    completed = subprocess.run([node, str(JS_DIR / "dax.mjs"), dax_server.dax_url, name],
+    completed = subprocess.run([node, str(JS_DIR / "dax.mjs"), dax_server.dax_url, name, dax_server.endpoint],
                                cwd=JS_DIR, capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr
     results = json.loads(completed.stdout.strip().splitlines()[-1])
@@ -48,7 +48,13 @@ def test_the_javascript_dax_client(dax_server: DaxServerProcess, ddb: Any) -> No
     assert results["scanned"]["Count"] == 2 and "LastEvaluatedKey" in results["scanned"]
     assert results["transactGet"]["Responses"][0]["Item"]["visits"] == {"N": "2"}
     assert results["deleted"]["Attributes"] == {"pk": key["pk"], "sk": {"N": "3"}}
+    cancelled = results["cancelled"]
+    assert cancelled["code"] == "TransactionCanceledException"
+    assert [reason["Code"] for reason in cancelled["reasons"]] == ["None", "ConditionalCheckFailed"]
+    assert cancelled["reasons"][1]["Item"] == {**written, "visits": {"N": "2"}}
+    assert results["stale"]["Item"]["v"] == {"S": "old"}  # written around DAX: the cache still has the old one
+    assert results["fresh"]["Item"]["v"] == {"S": "new"}
     assert results["conditionError"]["code"] == "ConditionalCheckFailedException"
     assert results["missingTableError"]["code"] == "ResourceNotFoundException"
     http = ddb.scan(TableName=name, ConsistentRead=True)["Items"]
-    assert sorted(item["sk"]["N"] for item in http) == ["1", "2"]
+    assert sorted(item["sk"]["N"] for item in http) == ["1", "2", "7"]

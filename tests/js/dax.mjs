@@ -1,9 +1,12 @@
 // Drives dynastore's DAX endpoint with Amazon's JavaScript v3 DAX client
 // (@amazon-dax-sdk/client-dax), unchanged. The table exists (created over HTTP).
-// Usage: node dax.mjs <dax-url> <tableName>; prints one JSON line of results.
+// Usage: node dax.mjs <dax-url> <tableName> [<http-endpoint>]; prints one JSON line
+// of results. With the HTTP endpoint it also writes around DAX (the AWS SDK v3) and
+// reads the stale item back through DAX.
 import { Dax } from "@amazon-dax-sdk/client-dax";
+import { DynamoDBClient, PutItemCommand } from "@aws-sdk/client-dynamodb";
 
-const [endpoint, TableName] = process.argv.slice(2);
+const [endpoint, TableName, httpEndpoint] = process.argv.slice(2);
 const dax = new Dax({
   endpoints: [endpoint], region: "us-east-1",
   credentials: { accessKeyId: "AKIDTEST", secretAccessKey: "secret" },
@@ -28,8 +31,27 @@ try {
     { Update: { TableName, Key: key, UpdateExpression: "ADD visits :one", ExpressionAttributeValues: { ":one": { N: "1" } } } },
     { Delete: { TableName, Key: { pk: key.pk, sk: { N: "4" } } } },
   ] });
+  try {
+    await dax.transactWriteItems({ TransactItems: [
+      { Put: { TableName, Item: { pk: key.pk, sk: { N: "8" } } } },
+      { ConditionCheck: { TableName, Key: key, ConditionExpression: "visits = :zero", ExpressionAttributeValues: { ":zero": { N: "0" } },
+                          ReturnValuesOnConditionCheckFailure: "ALL_OLD" } },
+    ] });
+  } catch (error) {
+    results.cancelled = { code: error.code, message: error.message, reasons: error.cancellationReasons };
+  }
   results.transactGet = await dax.transactGetItems({ TransactItems: [{ Get: { TableName, Key: key } }] });
   results.deleted = await dax.deleteItem({ TableName, Key: { pk: key.pk, sk: { N: "3" } }, ReturnValues: "ALL_OLD" });
+  if (httpEndpoint) {
+    const around = { pk: key.pk, sk: { N: "7" } };
+    await dax.putItem({ TableName, Item: { ...around, v: { S: "old" } } });
+    const http = new DynamoDBClient({ endpoint: httpEndpoint, region: "us-east-1", maxAttempts: 1,
+                                      credentials: { accessKeyId: "AKIDTEST", secretAccessKey: "secret" } });
+    await http.send(new PutItemCommand({ TableName, Item: { ...around, v: { S: "new" } } }));
+    results.stale = await dax.getItem({ TableName, Key: around });
+    results.fresh = await dax.getItem({ TableName, Key: around, ConsistentRead: true });
+    http.destroy();
+  }
   try {
     await dax.putItem({ TableName, Item: key, ConditionExpression: "attribute_not_exists(pk)" });
   } catch (error) {
