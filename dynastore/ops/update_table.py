@@ -44,6 +44,9 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
         replica_actions = replica_updates.check_replica_updates(database, request)
     schema = database.table(request.get("TableName", ""))  # a table ARN too (Database.table)
     replica_updates.check_stream_change(schema, request)
+    creates_strong = False
+    if replica_actions:
+        creates_strong = replica_updates.check_replica_set_change(database, schema, request, replica_actions)
     now = database.now()
     updated = apply_changes(database, schema, request, changes, now)
     index_updates = None
@@ -55,7 +58,8 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     deleted_replicas = []
     if replica_actions:
         deleted_replicas = [action.region for action in replica_actions if action.kind == "Delete"]
-        updated = replica_updates.apply_replica_updates(database, updated, replica_actions, now)
+        updated = replica_updates.apply_replica_updates(
+            database, updated, replica_actions, now, request, creates_strong)
     description = answer(database, schema, updated, changes, now)
     if replica_actions:
         describe_replica_changes(description, deleted_replicas)

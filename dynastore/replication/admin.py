@@ -9,7 +9,9 @@ each replica received (dynastore-specific, docs/admin.md).
 - ``POST`` a JSON object with any of:
   ``{"lag_ms": N}`` (every pair without a lag of its own),
   ``{"lag_ms": N, "from": R1, "to": R2}`` (one pair, one way; ``"lag_ms": null``
-  removes the pair's own lag), ``{"pause": R}`` (region R neither sends nor
+  removes the pair's own lag), ``{"conflict_window_ms": N}`` (STRONG tables:
+  how recent another region's write to an item must be for a write to
+  conflict with it), ``{"pause": R}`` (region R neither sends nor
   receives: a partition), ``{"resume": R}``, ``{"apply": true}`` (apply
   whatever is due now, in every region) -> 200 and the state as GET answers.
 
@@ -90,6 +92,11 @@ def _change(database: Database, replicator: Any, body: dict[str, Any]) -> None:
             raise _BadRequest("lag_ms must be a number >= 0")
         else:
             replicator.default_lag_seconds = float(lag) / 1000
+    if "conflict_window_ms" in body:
+        window = body["conflict_window_ms"]
+        if isinstance(window, bool) or not isinstance(window, int | float) or window < 0:
+            raise _BadRequest("conflict_window_ms must be a number >= 0")
+        replicator.conflict_window_seconds = float(window) / 1000
     if "pause" in body:
         replicator.paused.add(_region(body, "pause"))
     if "resume" in body:
@@ -126,5 +133,6 @@ def state(database: Database, replicator: Any) -> dict[str, Any]:
         "Pairs": [{"From": source, "To": target, "LagMs": seconds * 1000}
                   for (source, target), seconds in sorted(replicator.pair_lag_seconds.items())],
         "Paused": sorted(replicator.paused),
+        "ConflictWindowMs": replicator.conflict_window_seconds * 1000,
         "Replicas": replicas,
     }

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
-from dynastore.replication.replicas import CREATING, replica_set
+from dynastore.replication.replicas import CREATING, STRONG, replica_set
 from dynastore.storage.base import Row, RowChange
 from dynastore.types.keys import partition_hash
 
@@ -87,14 +87,22 @@ def queue_sort_key(written_at: float) -> bytes:
     return int(written_at * 1_000_000).to_bytes(8, "big") + os.urandom(8)
 
 
-def queue_row(target_region: str, write: Replicated) -> Row:
+STRONG_PARTITION_PREFIX = "strong/"
+"""Queue rows of STRONG tables are in partition ``strong/<region>``: due at once."""
+
+
+def queue_partition(target_region: str, strong: bool = False) -> bytes:
+    return ((STRONG_PARTITION_PREFIX if strong else "") + target_region).encode()
+
+
+def queue_row(target_region: str, write: Replicated, strong: bool = False) -> Row:
     header = {
         "s": write.source, "t": write.table_name, "k": [write.pk.hex(), write.sk.hex()],
         "z": write.size, "v": list(write.version), "p": None if write.previous is None else list(write.previous),
         "b": write.by_service, "w": write.written_at, "d": write.item is None,
     }
     data = orjson.dumps(header) + b"\n" + (write.item or b"")
-    pk = target_region.encode()
+    pk = queue_partition(target_region, strong)
     sk = queue_sort_key(write.written_at)
     return Row(partition_hash(pk), pk, sk, data, len(data))
 
@@ -133,6 +141,11 @@ def replication_changes(
     # concurrent write from a later one, for the overwrite counts).
     previous = parse_version(database.storage.get(versions_id, key, sk))
     now = database.now()
+    strong = replicas.consistency == STRONG
+    if strong:  # a write racing another region's: ReplicatedWriteConflictException
+        from dynastore.replication.strong import check_conflict
+
+        check_conflict(database, previous, now)
     if previous is not None and previous.timestamp >= now:
         now = previous.timestamp + 0.000001  # a later write of one item is always newer
     version = Version(now, database.region)
@@ -142,10 +155,10 @@ def replication_changes(
         0 if new_row is None else new_row.size, version, previous, by_service, now,
     )
     for region in others:
-        row = queue_row(region, write)
+        row = queue_row(region, write, strong)
         changes.append(RowChange(database.replication_queue_id, row.pk, row.sk, row))
     if others:
         from dynastore.replication.replicator import attach
 
-        attach(database).queued(database.account_id, others, now, database.region)
+        attach(database).queued(database.account_id, others, now, database.region, strong)
     return changes

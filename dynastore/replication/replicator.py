@@ -35,7 +35,7 @@ import logging
 import os
 import weakref
 from dataclasses import dataclass
-from itertools import islice
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -46,10 +46,12 @@ from dynastore.replication.queue import (
     Replicated,
     parse_queue_row,
     parse_version,
+    queue_partition,
     version_key,
     version_row,
 )
 from dynastore.replication.replicas import ACTIVE, CREATING, replica_set
+from dynastore.replication.strong import CONFLICT_WINDOW_MS
 from dynastore.storage.base import Row, SortKeyRange
 from dynastore.types.keys import partition_hash
 
@@ -121,7 +123,9 @@ class Replicator:
         servers queue rows too."""
         self.counters: dict[tuple[str, str, str], Counters] = {}
         """(account, region, table) -> what that replica received."""
-        self._applying = False
+        self.conflict_window_seconds = CONFLICT_WINDOW_MS / 1000
+        """STRONG tables: a write to an item another region wrote less than this ago conflicts."""
+        self._applying: set[int] = set()
         self._settings_loaded = False
 
     # --- settings ------------------------------------------------------------------
@@ -131,11 +135,11 @@ class Replicator:
     def settings_changed(self) -> None:
         self.next_check.clear()
 
-    def queued(self, account_id: str, regions: list[str], written_at: float, source: str) -> None:
-        """A write queued rows for ``regions``: they are due after the lag."""
+    def queued(self, account_id: str, regions: list[str], written_at: float, source: str, strong: bool = False) -> None:
+        """A write queued rows for ``regions``: they are due after the lag (at once for a STRONG table)."""
         for region in regions:
             key = (account_id, region)
-            due = written_at + self.lag(source, region)
+            due = written_at if strong else written_at + self.lag(source, region)
             self.next_check[key] = min(self.next_check.get(key, NEVER), due)
 
     def load_settings(self, database: Database) -> None:
@@ -152,6 +156,8 @@ class Replicator:
             (source, target): float(seconds) for source, target, seconds in settings.get("pairs", ())
         }
         self.paused = set(settings.get("paused", ()))
+        if settings.get("conflict_window_seconds") is not None:
+            self.conflict_window_seconds = float(settings["conflict_window_seconds"])
 
     def save_settings(self, database: Database) -> None:
         from dynastore.storage.base import Commit, RowChange
@@ -160,6 +166,7 @@ class Replicator:
             "default_lag_seconds": self.default_lag_seconds,
             "pairs": [[source, target, seconds] for (source, target), seconds in sorted(self.pair_lag_seconds.items())],
             "paused": sorted(self.paused),
+            "conflict_window_seconds": self.conflict_window_seconds,
         })
         key = SETTINGS_JOB.encode()
         row = Row(partition_hash(key), key, b"", data, len(data))
@@ -179,13 +186,18 @@ class Replicator:
         key = (database.account_id, database.region)
         if not self._settings_loaded and database.namespaces is not None:
             self.load_settings(database.namespaces.default)
-        if self._applying or (self.exclusive and database.now() < self.next_check.get(key, 0.0)):
+        if self.exclusive and database.now() < self.next_check.get(key, 0.0):
             return 0
-        self._applying = True
+        from dynastore.replication.replica_updates import current_owner
+
+        me = current_owner()  # a request and the pump may apply at once (greenlets): each applies a row once
+        if me in self._applying:
+            return 0
+        self._applying.add(me)
         try:
             return self._catch_up(database, key)
         finally:
-            self._applying = False
+            self._applying.discard(me)
 
     def _catch_up(self, database: Database, key: tuple[str, str]) -> int:
         from dynastore.replication.replica_updates import region_database
@@ -199,9 +211,12 @@ class Replicator:
         })
         applied, earliest = 0, NEVER
         for source in sources:
+            source_database = region_database(database, source)
+            count, next_due = self._apply_due(source_database, database, NEVER, strong=True)
+            applied += count
+            earliest = min(earliest, next_due)
             if source in self.paused or region in self.paused:
                 continue  # a partition: looked at again once resumed
-            source_database = region_database(database, source)
             lag = self.lag(source, region)
             count, next_due = self._apply_due(source_database, database, now - lag)
             applied += count
@@ -209,15 +224,18 @@ class Replicator:
         self.next_check[key] = earliest
         return applied
 
-    def _apply_due(self, source: Database, target: Database, cutoff: float) -> tuple[int, float]:
+    def _apply_due(self, source: Database, target: Database, cutoff: float, strong: bool = False) -> tuple[int, float]:
         """Apply ``source``'s queued writes for ``target`` made before
-        ``cutoff``; returns how many, and when the first one left was made."""
+        ``cutoff`` (every one: NEVER); returns how many, and when the first
+        one left was made."""
         storage = source.storage
-        partition = target.region.encode()
-        high = int(cutoff * 1_000_000 + 1).to_bytes(8, "big") if cutoff > 0 else b"\x00" * 8
-        rows = list(islice(storage.query(
-            source.replication_queue_id, partition, SortKeyRange(high=high, high_inclusive=False)
-        ), BATCH_ROWS))
+        partition = queue_partition(target.region, strong)
+        if cutoff == NEVER:
+            bounds = SortKeyRange()
+        else:
+            high = int(cutoff * 1_000_000 + 1).to_bytes(8, "big") if cutoff > 0 else b"\x00" * 8
+            bounds = SortKeyRange(high=high, high_inclusive=False)
+        rows = list(islice(storage.query(source.replication_queue_id, partition, bounds), BATCH_ROWS))
         for row in rows:
             self.apply(source, target, row)
         if len(rows) == BATCH_ROWS:
@@ -293,11 +311,12 @@ class Replicator:
     # --- what the admin route shows ---------------------------------------------------
     def pending(self, source: Database, target_region: str) -> tuple[int, float | None]:
         """How many writes of ``source`` wait for ``target_region``, and when the oldest was made."""
-        rows = source.storage.query(source.replication_queue_id, target_region.encode(), SortKeyRange())
+        rows = chain(*(source.storage.query(source.replication_queue_id, queue_partition(target_region, strong),
+                                            SortKeyRange()) for strong in (False, True)))
         count, oldest = 0, None
         for row in islice(rows, limits.REPLICATION_PENDING_COUNT_MAX):
-            if oldest is None:
-                oldest = int.from_bytes(row.sk[:8], "big") / 1_000_000
+            made = int.from_bytes(row.sk[:8], "big") / 1_000_000
+            oldest = made if oldest is None else min(oldest, made)
             count += 1
         return count, oldest
 
