@@ -47,6 +47,9 @@ ADMIN_PROXY_ROUTES: dict[bytes, tuple[bytes, str]] = {
     b"/console/admin/exports/jobs": (b"GET", "/_dynastore/exports/jobs"),
     b"/console/admin/backups/imports": (b"GET", "/_dynastore/backups/imports"),
     b"/console/admin/backups/jobs": (b"GET", "/_dynastore/backups/jobs"),
+    # The Replicas page: replication's figures, and pause / resume of a region.
+    b"/console/admin/replication": (b"GET", "/_dynastore/replication"),
+    b"/console/admin/replication/change": (b"POST", "/_dynastore/replication/change"),
 }
 """Console routes forwarded to a dynastore endpoint's admin routes."""
 STATIC_ROOT = Path(__file__).resolve().parent / "static"

@@ -1,7 +1,7 @@
 """``/_dynastore/replication``: the replication lag, partitions, and what
 each replica received (dynastore-specific, docs/admin.md).
 
-- ``GET`` -> 200 ``{"DefaultLagMs", "Pairs": [{"From", "To", "LagMs"}],
+- ``GET`` -> 200 ``{"Now", "DefaultLagMs", "Pairs": [{"From", "To", "LagMs"}],
   "Paused": [regions], "Replicas": [{"Region", "TableName", "Applied",
   "Overwrites", "Discarded", "ReplicatedWriteUnits", "LastAppliedAt",
   "LastLagSeconds", "Pending": {source region: queued writes},
@@ -12,8 +12,8 @@ each replica received (dynastore-specific, docs/admin.md).
   removes the pair's own lag), ``{"conflict_window_ms": N}`` (STRONG tables:
   how recent another region's write to an item must be for a write to
   conflict with it), ``{"pause": R}`` (region R neither sends nor
-  receives: a partition), ``{"resume": R}``, ``{"apply": true}`` (apply
-  whatever is due now, in every region) -> 200 and the state as GET answers.
+  receives: a partition), ``{"resume": R}`` -> 200 and the state as GET answers
+  (also at ``/_dynastore/replication/change``, the console's route).
 
 A bad body is 400 ``{"message"}``; settings are kept in the store, so they
 survive a restart.
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from dynastore.database import Database
 
 ADMIN_REPLICATION_PATH = "/_dynastore/replication"
+ADMIN_REPLICATION_CHANGE_PATH = ADMIN_REPLICATION_PATH + "/change"
 
 
 class _BadRequest(Exception):
@@ -42,7 +43,10 @@ def handle_admin_replication(database: Database, method: str, path: str, body: b
     from dynastore.namespaces import Namespaces
     from dynastore.replication.replicator import attach_all
 
-    if path.rstrip("/") != ADMIN_REPLICATION_PATH:
+    path = path.rstrip("/")
+    if path == ADMIN_REPLICATION_CHANGE_PATH and method == "POST":
+        path = ADMIN_REPLICATION_PATH  # the console's POST (its proxy routes one method per path)
+    if path != ADMIN_REPLICATION_PATH:
         return 404, {"message": "Not Found"}
     registry = Namespaces.of(database)
     replicator = attach_all(registry.default)
@@ -55,6 +59,9 @@ def handle_admin_replication(database: Database, method: str, path: str, body: b
         replicator.save_settings(registry.default)
     elif method != "GET":
         return 405, {"message": "Method Not Allowed"}
+    for namespace in registry.all():  # what is due arrives before the figures are read
+        if namespace.account_id == database.account_id:
+            replicator.catch_up(namespace)
     return 200, state(database, replicator)
 
 
@@ -76,8 +83,6 @@ def _region(body: dict[str, Any], name: str) -> str:
 
 
 def _change(database: Database, replicator: Any, body: dict[str, Any]) -> None:
-    from dynastore.namespaces import Namespaces
-
     if "lag_ms" in body:
         lag = body["lag_ms"]
         if lag is not None and (isinstance(lag, bool) or not isinstance(lag, int | float) or lag < 0):
@@ -102,10 +107,6 @@ def _change(database: Database, replicator: Any, body: dict[str, Any]) -> None:
     if "resume" in body:
         replicator.paused.discard(_region(body, "resume"))
     replicator.settings_changed()
-    if body.get("apply"):
-        for namespace in Namespaces.of(database).all():
-            if namespace.account_id == database.account_id:
-                replicator.catch_up(namespace)
 
 
 def state(database: Database, replicator: Any) -> dict[str, Any]:
@@ -129,6 +130,7 @@ def state(database: Database, replicator: Any) -> dict[str, Any]:
                     entry["OldestPendingAt"] = oldest
             replicas.append(entry)
     return {
+        "Now": database.now(),
         "DefaultLagMs": replicator.default_lag_seconds * 1000,
         "Pairs": [{"From": source, "To": target, "LagMs": seconds * 1000}
                   for (source, target), seconds in sorted(replicator.pair_lag_seconds.items())],
