@@ -11,7 +11,8 @@ each replica received (dynastore-specific, docs/admin.md).
   ``{"lag_ms": N, "from": R1, "to": R2}`` (one pair, one way; ``"lag_ms": null``
   removes the pair's own lag), ``{"conflict_window_ms": N}`` (STRONG tables:
   how recent another region's write to an item must be for a write to
-  conflict with it), ``{"pause": R}`` (region R neither sends nor
+  conflict with it), ``{"transaction_item_spacing_ms": N}`` (how far apart a
+  transaction's items reach the other regions, default 1), ``{"pause": R}`` (region R neither sends nor
   receives: a partition), ``{"resume": R}`` -> 200 and the state as GET answers
   (also at ``/_dynastore/replication/change``, the console's route).
 
@@ -102,6 +103,11 @@ def _change(database: Database, replicator: Any, body: dict[str, Any]) -> None:
         if isinstance(window, bool) or not isinstance(window, int | float) or window < 0:
             raise _BadRequest("conflict_window_ms must be a number >= 0")
         replicator.conflict_window_seconds = float(window) / 1000
+    if "transaction_item_spacing_ms" in body:
+        spacing = body["transaction_item_spacing_ms"]
+        if isinstance(spacing, bool) or not isinstance(spacing, int | float) or spacing < 0:
+            raise _BadRequest("transaction_item_spacing_ms must be a number >= 0")
+        replicator.transaction_item_spacing_seconds = float(spacing) / 1000
     if "pause" in body:
         replicator.paused.add(_region(body, "pause"))
     if "resume" in body:
@@ -136,5 +142,6 @@ def state(database: Database, replicator: Any) -> dict[str, Any]:
                   for (source, target), seconds in sorted(replicator.pair_lag_seconds.items())],
         "Paused": sorted(replicator.paused),
         "ConflictWindowMs": replicator.conflict_window_seconds * 1000,
+        "TransactionItemSpacingMs": replicator.transaction_item_spacing_seconds * 1000,
         "Replicas": replicas,
     }

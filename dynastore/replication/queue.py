@@ -87,6 +87,8 @@ def queue_sort_key(written_at: float) -> bytes:
     return int(written_at * 1_000_000).to_bytes(8, "big") + os.urandom(8)
 
 
+TRANSACTION_ITEM_SPACING_SECONDS = 0.001
+"""How far apart a transaction's items reach the other regions (database clock)."""
 STRONG_PARTITION_PREFIX = "strong/"
 """Queue rows of STRONG tables are in partition ``strong/<region>``: due at once."""
 
@@ -126,9 +128,15 @@ def replication_changes(
     sk: bytes,
     new_row: Row | None,
     by_service: bool,
+    position: int = 0,
 ) -> list[RowChange]:
     """What a local write to a global table adds to its commit: the item's
-    new version and a queue row per other replica (write_path._build)."""
+    new version and a queue row per other replica (write_path._build). The
+    ``position``-th item of a transaction is taken as written
+    ``position`` x the spacing (TRANSACTION_ITEM_SPACING_SECONDS, or the
+    admin route's ``transaction_item_spacing_ms``) after the first, so the
+    other regions receive a transaction item by item, as DynamoDB's do (one
+    may see some of its items and not the others yet)."""
     replicas = replica_set(schema)
     if replicas is None:
         return []
@@ -140,7 +148,9 @@ def replication_changes(
     # shared store a racing replicated write may change it; it only tells a
     # concurrent write from a later one, for the overwrite counts).
     previous = parse_version(database.storage.get(versions_id, key, sk))
-    now = database.now()
+    spacing = database.replication.transaction_item_spacing_seconds if database.replication is not None else (
+        TRANSACTION_ITEM_SPACING_SECONDS)
+    now = database.now() + position * spacing
     strong = replicas.consistency == STRONG
     if strong:  # a write racing another region's: ReplicatedWriteConflictException
         from dynastore.replication.strong import check_conflict

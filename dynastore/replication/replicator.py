@@ -43,6 +43,7 @@ import orjson
 from dynastore import limits
 from dynastore.engine.capacity import write_units
 from dynastore.replication.queue import (
+    TRANSACTION_ITEM_SPACING_SECONDS,
     Replicated,
     parse_queue_row,
     parse_version,
@@ -125,6 +126,8 @@ class Replicator:
         """(account, region, table) -> what that replica received."""
         self.conflict_window_seconds = CONFLICT_WINDOW_MS / 1000
         """STRONG tables: a write to an item another region wrote less than this ago conflicts."""
+        self.transaction_item_spacing_seconds = TRANSACTION_ITEM_SPACING_SECONDS
+        """How far apart a transaction's items reach the other regions."""
         self._applying: set[int] = set()
         self._settings_loaded = False
 
@@ -158,6 +161,8 @@ class Replicator:
         self.paused = set(settings.get("paused", ()))
         if settings.get("conflict_window_seconds") is not None:
             self.conflict_window_seconds = float(settings["conflict_window_seconds"])
+        if settings.get("transaction_item_spacing_seconds") is not None:
+            self.transaction_item_spacing_seconds = float(settings["transaction_item_spacing_seconds"])
 
     def save_settings(self, database: Database) -> None:
         from dynastore.storage.base import Commit, RowChange
@@ -167,6 +172,7 @@ class Replicator:
             "pairs": [[source, target, seconds] for (source, target), seconds in sorted(self.pair_lag_seconds.items())],
             "paused": sorted(self.paused),
             "conflict_window_seconds": self.conflict_window_seconds,
+            "transaction_item_spacing_seconds": self.transaction_item_spacing_seconds,
         })
         key = SETTINGS_JOB.encode()
         row = Row(partition_hash(key), key, b"", data, len(data))

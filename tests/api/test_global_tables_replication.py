@@ -158,17 +158,22 @@ def test_a_paused_region_catches_up_when_resumed(
 
 
 def test_a_transaction_reaches_the_other_region_item_by_item(
-    endpoint: str, lagged: None, regional: Callable[[str], Any], global_table: Callable[..., str],
+    request: pytest.FixtureRequest, endpoint: str, lagged: None, regional: Callable[[str], Any], global_table: Callable[..., str],
 ) -> None:
     name = global_table()
     east, west = regional(EAST), regional(WEST)
     add_replica(regional, name, WEST)
+    admin(endpoint, "/_dynastore/replication", {"transaction_item_spacing_ms": 10_000})
+    request.addfinalizer(lambda: admin(endpoint, "/_dynastore/replication", {"transaction_item_spacing_ms": 1}))
     east.transact_write_items(TransactItems=[
         {"Put": {"TableName": name, "Item": {"pk": {"S": "from"}, "n": {"N": "-10"}}}},
         {"Put": {"TableName": name, "Item": {"pk": {"S": "to"}, "n": {"N": "10"}}}},
     ])
-    advance(endpoint, LAG_SECONDS + 1)
+    advance(endpoint, LAG_SECONDS + 5)
+    # Half the transaction is in us-west-2: its items arrive one after the other (here 10 s apart).
     assert item(west, name, "from") == {"pk": {"S": "from"}, "n": {"N": "-10"}}
+    assert item(west, name, "to") is None
+    advance(endpoint, 10)
     assert item(west, name, "to") == {"pk": {"S": "to"}, "n": {"N": "10"}}
     assert replica_metrics(endpoint, WEST, name)["Applied"] == 2  # two replicated writes, not one
 
