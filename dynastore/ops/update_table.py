@@ -27,6 +27,8 @@ from dynastore.workers.backfill import start_backfill
 if TYPE_CHECKING:
     from dynastore.database import Database
 
+#: Members whose change a global table carries to every replica (replication/replica_updates.py).
+GROUP_MEMBERS = frozenset({"ProvisionedThroughput", "BillingMode", "OnDemandThroughput", "WarmThroughput"})
 #: Members whose change DynamoDB reports with TableStatus UPDATING.
 UPDATING_MEMBERS = frozenset({"ProvisionedThroughput", "BillingMode", "TableClass"})
 
@@ -60,6 +62,8 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
         deleted_replicas = [action.region for action in replica_actions if action.kind == "Delete"]
         updated = replica_updates.apply_replica_updates(
             database, updated, replica_actions, now, request, creates_strong)
+    if not replica_actions and changes & GROUP_MEMBERS and "replication" in updated.extensions:
+        replica_updates.carry_settings(database, updated)  # capacity changes apply group-wide
     description = answer(database, schema, updated, changes, now)
     if replica_actions:
         describe_replica_changes(description, deleted_replicas)

@@ -24,5 +24,9 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
         check_time_to_live(schema, enabled)
     state = ttl.updated_state(ttl.ttl_state(schema.extensions), enabled, attribute, database.now())
     extensions = {**schema.extensions, ttl.TTL_EXTENSION: state}
-    database.update_table(replace(schema, extensions=extensions))
+    updated = database.update_table(replace(schema, extensions=extensions))
+    if "replication" in schema.extensions:  # a global table: every replica gets the setting
+        from dynastore.replication.replica_updates import carry_settings
+
+        carry_settings(database, updated, ttl=True)
     return {"TimeToLiveSpecification": {"Enabled": enabled, "AttributeName": attribute}}

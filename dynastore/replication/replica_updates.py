@@ -457,3 +457,37 @@ def table_deleted(database: Database, schema: TableSchema) -> None:
         member = other.tables.get(schema.name)
         if member is not None:
             other.update_table(with_replica_set(member, remaining))
+
+
+GROUP_SETTINGS = (
+    "billing_mode", "read_capacity_units", "write_capacity_units", "billing_mode_last_update_time",
+    "on_demand_max_read_units", "on_demand_max_write_units", "warm_read_units", "warm_write_units",
+)
+"""What a change in one region carries to every replica: its capacity mode
+and throughput (a manual ProvisionedThroughput change in any region applies
+group-wide: ack-api-quirks DDB-TABLE-251), and the TTL setting. Deletion
+protection, tags and the table class stay per region."""
+
+
+def carry_settings(database: Database, schema: TableSchema, ttl: bool = False) -> None:
+    """Carry this member's group-wide settings (or, with ``ttl``, its TTL
+    setting) to the other replicas of its global table."""
+    current = replica_set(schema)
+    if current is None:
+        return
+    with replica_set_lock(database):
+        for replica in current.others(database.region):
+            other = region_database(database, replica.region)
+            member = other.tables.get(schema.name)
+            if member is None:
+                continue
+            if ttl:
+                extensions = {key: value for key, value in member.extensions.items() if key != TTL_EXTENSION}
+                if TTL_EXTENSION in schema.extensions:
+                    extensions[TTL_EXTENSION] = dict(schema.extensions[TTL_EXTENSION])
+                changed = replace(member, extensions=extensions)
+            else:
+                changed = replace(member, **{name: getattr(schema, name) for name in GROUP_SETTINGS})
+                changed = _with_overrides(changed, replica.overrides)  # its own read capacity stays
+            if changed != member:
+                other.update_table(changed)

@@ -328,3 +328,22 @@ def test_the_legacy_api_answers_as_dynamodb_does_today(
                  GlobalTableBillingMode="PAY_PER_REQUEST") == missing
     assert east.list_global_tables()["GlobalTables"] == []
     assert east.list_global_tables(RegionName=WEST)["GlobalTables"] == []
+
+
+def test_capacity_and_ttl_settings_apply_to_every_replica(
+    regional: Callable[[str], Any], global_table: Callable[..., str]
+) -> None:
+    name = global_table(BillingMode="PROVISIONED", ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
+    east, west = regional(EAST), regional(WEST)
+    add_replica(regional, name, WEST)
+    # A manual throughput change in any region applies group-wide (ack-api-quirks DDB-TABLE-251).
+    west.update_table(TableName=name, ProvisionedThroughput={"ReadCapacityUnits": 8, "WriteCapacityUnits": 9})
+    throughput = east.describe_table(TableName=name)["Table"]["ProvisionedThroughput"]
+    assert (throughput["ReadCapacityUnits"], throughput["WriteCapacityUnits"]) == (8, 9)
+    east.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires"})
+    assert west.describe_time_to_live(TableName=name)["TimeToLiveDescription"] == {
+        "TimeToLiveStatus": "ENABLED", "AttributeName": "expires"}
+    # Deletion protection is each region's own.
+    east.update_table(TableName=name, DeletionProtectionEnabled=True)
+    assert west.describe_table(TableName=name)["Table"]["DeletionProtectionEnabled"] is False
+    east.update_table(TableName=name, DeletionProtectionEnabled=False)
