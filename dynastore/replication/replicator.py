@@ -349,3 +349,39 @@ def attach_all(database: Database) -> Replicator:
     for other in Namespaces.of(database).all():
         other.replication = replicator
     return replicator
+
+
+REPLICATION_METRICS = (
+    ("applied", "dynastore_replication_applied_writes_total"),
+    ("overwrites", "dynastore_replication_overwrites_total"),
+    ("discarded", "dynastore_replication_discarded_writes_total"),
+    ("write_units", "dynastore_replication_write_units_total"),
+)
+"""The replication counters in Prometheus' text format, per table of a namespace."""
+
+
+def replication_metrics(database: Database) -> dict[str, Any]:
+    """What each global table of ``database``'s region received
+    (``GET /_dynastore/metrics``' ``Replication``)."""
+    replicator = database.replication
+    if replicator is None:
+        return {}
+    return {
+        name: replicator.counter(database, name).report()
+        for name, schema in sorted(database.tables.items()) if replica_set(schema) is not None
+    }
+
+
+def replication_samples(database: Database) -> list[str]:
+    """The replication counters as Prometheus samples (counters, per table)."""
+    replicator = database.replication
+    if replicator is None:
+        return []
+    lines = [f"# TYPE {metric} counter" for _, metric in REPLICATION_METRICS]
+    for name, schema in sorted(database.tables.items()):
+        if replica_set(schema) is None:
+            continue
+        counters = replicator.counter(database, name)
+        for attribute, metric in REPLICATION_METRICS:
+            lines.append(f'{metric}{{table="{name}",region="{database.region}"}} {getattr(counters, attribute):g}')
+    return lines

@@ -135,6 +135,11 @@ def test_concurrent_writes_resolve_by_last_writer_wins(
     assert item(west, name, "balance")["n"] == {"N": "50"}  # type: ignore[index]
     assert replica_metrics(endpoint, EAST, name)["Overwrites"] == 1
     assert replica_metrics(endpoint, WEST, name)["Discarded"] == 1
+    # The metrics show it too (us-east-1's, the namespace of an unsigned admin request).
+    assert admin(endpoint, "/_dynastore/metrics")["Replication"][name]["Overwrites"] == 1
+    with urllib.request.urlopen(endpoint + "/_dynastore/metrics?format=prometheus", timeout=10) as response:
+        text = response.read().decode()
+    assert f'dynastore_replication_overwrites_total{{table="{name}",region="{EAST}"}} 1' in text
 
 
 def test_a_paused_region_catches_up_when_resumed(
