@@ -347,3 +347,28 @@ def test_capacity_and_ttl_settings_apply_to_every_replica(
     east.update_table(TableName=name, DeletionProtectionEnabled=True)
     assert west.describe_table(TableName=name)["Table"]["DeletionProtectionEnabled"] is False
     east.update_table(TableName=name, DeletionProtectionEnabled=False)
+
+
+def test_an_index_created_in_one_region_is_every_replicas(
+    regional: Callable[[str], Any], global_table: Callable[..., str]
+) -> None:
+    name = global_table()
+    east, west = regional(EAST), regional(WEST)
+    east.put_item(TableName=name, Item={"pk": {"S": "a"}, "colour": {"S": "red"}})
+    add_replica(regional, name, WEST)  # the item is in both regions
+    east.update_table(TableName=name, AttributeDefinitions=[{"AttributeName": "colour", "AttributeType": "S"}],
+                      GlobalSecondaryIndexUpdates=[{"Create": {
+                          "IndexName": "by-colour", "Projection": {"ProjectionType": "ALL"},
+                          "KeySchema": [{"AttributeName": "colour", "KeyType": "HASH"}]}}])
+    for _ in range(500):  # both backfills done
+        statuses = [client.describe_table(TableName=name)["Table"]["GlobalSecondaryIndexes"][0]["IndexStatus"]
+                    for client in (east, west)]
+        if statuses == ["ACTIVE", "ACTIVE"]:
+            break
+        import time
+
+        time.sleep(0.02)
+    assert statuses == ["ACTIVE", "ACTIVE"]
+    found = west.query(TableName=name, IndexName="by-colour", KeyConditionExpression="colour = :c",
+                       ExpressionAttributeValues={":c": {"S": "red"}})["Items"]
+    assert [entry["pk"] for entry in found] == [{"S": "a"}]  # the replica's own index, backfilled there
