@@ -187,3 +187,22 @@ def test_a_replica_being_filled_when_the_server_dies_is_filled_after_the_restart
         assert keys_in(west) == {f"k{number}" for number in range(2000)}
     finally:
         stop_server(process)
+
+
+def test_single_region_mode_has_no_replicas() -> None:
+    process, url = start_server("--in-memory", "--single-region")
+    try:
+        east = regional_client(url, "us-east-1")
+        east.create_table(TableName=TABLE, KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                          AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                          BillingMode="PAY_PER_REQUEST")
+        try:
+            east.update_table(TableName=TABLE, ReplicaUpdates=[{"Create": {"RegionName": "us-west-2"}}])
+        except east.exceptions.ClientError as error:
+            assert error.response["Error"]["Code"] == "ValidationException"
+            assert "--single-region" in error.response["Error"]["Message"]
+        else:
+            raise AssertionError("a replica was created in --single-region mode")
+        assert "Replicas" not in east.describe_table(TableName=TABLE)["Table"]
+    finally:
+        stop_server(process)
