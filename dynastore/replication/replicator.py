@@ -51,7 +51,7 @@ from dynastore.replication.queue import (
     version_key,
     version_row,
 )
-from dynastore.replication.replicas import ACTIVE, CREATING, replica_set
+from dynastore.replication.replicas import ACTIVE, CREATING, STRONG, replica_set
 from dynastore.replication.strong import CONFLICT_WINDOW_MS
 from dynastore.storage.base import Row, SortKeyRange
 from dynastore.types.keys import partition_hash
@@ -69,6 +69,12 @@ DEFAULT_LAG_MS = 1000
 BATCH_ROWS = limits.REPLICATION_BATCH_ROWS
 """Queue rows applied per source region and call."""
 NEVER = float("inf")
+SHARED_POLL_SECONDS = 0.05
+SETTINGS_RELOAD_SECONDS = 0.5
+"""On a shared store, how often (database time) a server reads the
+replication settings again (another server's admin route may have set them)."""
+"""On a shared store, how often (database time) a region looks for the
+EVENTUAL writes other servers queued for it."""
 SETTINGS_JOB = "replication/settings"
 """Where the lags and pauses set through the admin route are kept (the
 default namespace's job progress), so they survive a restart."""
@@ -130,6 +136,7 @@ class Replicator:
         """How far apart a transaction's items reach the other regions."""
         self._applying: set[int] = set()
         self._settings_loaded = False
+        self._settings_due = 0.0
 
     # --- settings ------------------------------------------------------------------
     def lag(self, source: str, target: str) -> float:
@@ -145,8 +152,10 @@ class Replicator:
             due = written_at if strong else written_at + self.lag(source, region)
             self.next_check[key] = min(self.next_check.get(key, NEVER), due)
 
-    def load_settings(self, database: Database) -> None:
-        if self._settings_loaded:
+    def load_settings(self, database: Database, again: bool = False) -> None:
+        """The lags, pauses and windows the admin route saved (``again``: even
+        if read before: on a shared store another server may have changed them)."""
+        if self._settings_loaded and not again:
             return
         self._settings_loaded = True
         row = database.storage.get(database.jobs_id, SETTINGS_JOB.encode(), b"")
@@ -188,11 +197,22 @@ class Replicator:
 
     # --- applying ----------------------------------------------------------------
     def catch_up(self, database: Database) -> int:
-        """Apply every queued write due in ``database``'s region; returns how many."""
+        """Apply every queued write due in ``database``'s region; returns how many.
+
+        On an exclusive store this process queued every row, so nothing is
+        read before ``next_check``. On a shared store other servers queue
+        rows too: a STRONG table's are looked for on every request (they are
+        due at once), an EVENTUAL table's at most every SHARED_POLL_SECONDS
+        of database time (and at once after this server queued some)."""
         key = (database.account_id, database.region)
-        if not self._settings_loaded and database.namespaces is not None:
-            self.load_settings(database.namespaces.default)
-        if self.exclusive and database.now() < self.next_check.get(key, 0.0):
+        now = database.now()
+        if database.namespaces is not None and (
+            not self._settings_loaded or (not self.exclusive and now >= self._settings_due)
+        ):
+            self._settings_due = now + SETTINGS_RELOAD_SECONDS
+            self.load_settings(database.namespaces.default, again=True)
+        eventual = now >= self.next_check.get(key, 0.0)
+        if not eventual and (self.exclusive or not self._has_strong(database)):
             return 0
         from dynastore.replication.replica_updates import current_owner
 
@@ -201,11 +221,16 @@ class Replicator:
             return 0
         self._applying.add(me)
         try:
-            return self._catch_up(database, key)
+            return self._catch_up(database, key, eventual or self.exclusive)
         finally:
             self._applying.discard(me)
 
-    def _catch_up(self, database: Database, key: tuple[str, str]) -> int:
+    @staticmethod
+    def _has_strong(database: Database) -> bool:
+        return any((replicas := replica_set(schema)) is not None and replicas.consistency == STRONG
+                   for schema in database.tables.values())
+
+    def _catch_up(self, database: Database, key: tuple[str, str], eventual: bool) -> int:
         from dynastore.replication.replica_updates import region_database
 
         now = database.now()
@@ -221,13 +246,16 @@ class Replicator:
             count, next_due = self._apply_due(source_database, database, NEVER, strong=True)
             applied += count
             earliest = min(earliest, next_due)
-            if source in self.paused or region in self.paused:
+            if not eventual or source in self.paused or region in self.paused:
                 continue  # a partition: looked at again once resumed
             lag = self.lag(source, region)
             count, next_due = self._apply_due(source_database, database, now - lag)
             applied += count
             earliest = min(earliest, next_due + lag)
-        self.next_check[key] = earliest
+        if not self.exclusive:  # other servers' rows: looked for again soon
+            earliest = min(earliest, now + SHARED_POLL_SECONDS)
+        if eventual or earliest < self.next_check.get(key, NEVER):
+            self.next_check[key] = earliest
         return applied
 
     def _apply_due(self, source: Database, target: Database, cutoff: float, strong: bool = False) -> tuple[int, float]:
