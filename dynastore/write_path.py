@@ -258,8 +258,10 @@ def _build(
             if log is not None:
                 derived.append(log_change(database, log, old_row, target.pk, target.sk))
             if REPLICATION_EXTENSION in schema.extensions and target.replicated_from is None:
-                # A global table: the item's version and its way to the other replicas.
-                derived.extend(replication_changes(database, schema, target.pk, target.sk, new_row, target.by_service))
+                # A global table: the item's version and its way to the other replicas
+                # (a transaction's items one after the other: they arrive item by item).
+                derived.extend(replication_changes(database, schema, target.pk, target.sk, new_row, target.by_service,
+                                                   position if transaction else 0))
         written.append(Written(old_row, new_row, units))
     commit.changes.extend(derived)
     for appends in streams.values():

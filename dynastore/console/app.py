@@ -54,6 +54,9 @@ ADMIN_PROXY_ROUTES: dict[bytes, tuple[bytes, str]] = {
     b"/console/admin/redis": (b"GET", "/_dynastore/redis"),
     b"/console/admin/redis/keys": (b"POST", "/_dynastore/redis/keys"),
     b"/console/admin/redis/command": (b"POST", "/_dynastore/redis/command"),
+    # The Replicas page: replication's figures, and pause / resume of a region.
+    b"/console/admin/replication": (b"GET", "/_dynastore/replication"),
+    b"/console/admin/replication/change": (b"POST", "/_dynastore/replication/change"),
 }
 """Console routes forwarded to a dynastore endpoint's admin routes."""
 STATIC_ROOT = Path(__file__).resolve().parent / "static"

@@ -34,6 +34,10 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
         raise
     if schema.deletion_protection:
         raise ValidationException(PROTECTED_MESSAGE)
+    if "replication" in schema.extensions:  # one member of a STRONG global table cannot go alone
+        from dynastore.replication.strong import check_table_deletion
+
+        check_table_deletion(schema)
     item_count, size_bytes = database.table_statistics(schema)
     index_statistics = database.index_statistics(schema)
     if (schema.extensions.get(CHANGE_LOG) or {}).get("pitr") is not None:

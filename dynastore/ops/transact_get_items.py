@@ -55,6 +55,10 @@ def handle(database: Database, request: dict[str, Any]) -> bytes:
         get.schema = database.table(get.table_name)
         problems.append(transactions.key_problem(get.schema, get.key))
     transactions.cancel_on_key_problems(problems)
+    if database.replication is not None:  # global tables: none of a STRONG one (dynastore/replication/strong.py)
+        from dynastore.replication.strong import check_transaction
+
+        check_transaction([get.schema for get in gets if get.schema is not None])
     _refuse_duplicates(gets)
     if database.faults.armed:
         conflicting = database.faults.conflicting_actions(OPERATION, transaction_touches(elements))

@@ -67,6 +67,10 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     elements = request.get("TransactItems") or []
     actions = [transactions.parse_write_action(i, element) for i, element in enumerate(elements)]
     problems = [transactions.bind(action, database.table(action.table_name)) for action in actions]
+    if database.replication is not None:  # global tables: none of a STRONG one (dynastore/replication/strong.py)
+        from dynastore.replication.strong import check_transaction
+
+        check_transaction([database.table(action.table_name) for action in actions])
     transactions.cancel_on_key_problems(problems)
     transactions.check_request(actions)
     token = request.get("ClientRequestToken")

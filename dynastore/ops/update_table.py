@@ -9,6 +9,7 @@ and, for a capacity change, echoes the capacity from before the change.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from dynastore.engine import (
     table_updates,
 )
 from dynastore.engine.schema import TableSchema
+from dynastore.errors import DynamoDBError
 from dynastore.replication import replica_updates
 from dynastore.replication.replicas import describe_replication
 from dynastore.streams_api import control as streams_control
@@ -27,6 +29,10 @@ from dynastore.workers.backfill import start_backfill
 if TYPE_CHECKING:
     from dynastore.database import Database
 
+logger = logging.getLogger("dynastore.replication")
+
+#: Members whose change a global table carries to every replica (replication/replica_updates.py).
+GROUP_MEMBERS = frozenset({"ProvisionedThroughput", "BillingMode", "OnDemandThroughput", "WarmThroughput"})
 #: Members whose change DynamoDB reports with TableStatus UPDATING.
 UPDATING_MEMBERS = frozenset({"ProvisionedThroughput", "BillingMode", "TableClass"})
 
@@ -49,6 +55,9 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
         replica_actions = replica_updates.check_replica_updates(database, request)
     schema = database.table(request.get("TableName", ""))  # a table ARN too (Database.table)
     replica_updates.check_stream_change(schema, request)
+    creates_strong = False
+    if replica_actions:
+        creates_strong = replica_updates.check_replica_set_change(database, schema, request, replica_actions)
     now = database.now()
     updated = apply_changes(database, schema, request, changes, now)
     index_updates = None
@@ -60,7 +69,12 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     deleted_replicas = []
     if replica_actions:
         deleted_replicas = [action.region for action in replica_actions if action.kind == "Delete"]
-        updated = replica_updates.apply_replica_updates(database, updated, replica_actions, now)
+        updated = replica_updates.apply_replica_updates(
+            database, updated, replica_actions, now, request, creates_strong)
+    if not replica_actions and changes & GROUP_MEMBERS and "replication" in updated.extensions:
+        replica_updates.carry_settings(database, updated)  # capacity changes apply group-wide
+    if index_updates is not None and "replication" in updated.extensions:
+        carry_index_updates(database, updated, request, now)  # and a GSI is every replica's
     description = answer(database, schema, updated, changes, now)
     if replica_actions:
         describe_replica_changes(description, deleted_replicas)
@@ -71,6 +85,31 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
             assert index is not None
             start_backfill(database, updated.name, index)
     return {"TableDescription": description}
+
+
+def carry_index_updates(database: Database, schema: TableSchema, request: dict[str, Any], now: float) -> None:
+    """A global table's GSI created, updated or deleted in one region is in
+    every replica, backfilled there (as DynamoDB's version 2019.11.21 does)."""
+    from dynastore.replication.replica_updates import region_database
+    from dynastore.replication.replicas import replica_set
+
+    replicas = replica_set(schema)
+    for replica in replicas.others(database.region) if replicas is not None else ():
+        other = region_database(database, replica.region)
+        member = other.tables.get(schema.name)
+        if member is None:
+            continue
+        try:
+            plan = global_index_updates.plan_index_updates(member, request, member.billing_mode, now)
+            changed = apply_index_updates(other, member, request, plan)
+        except DynamoDBError as error:  # the replica differs (an index it already has): said, not fatal
+            logger.warning("the index change of %s did not apply to its replica in %s: %s",
+                           schema.name, replica.region, error.message)
+            continue
+        for name in plan.created:
+            index = changed.index(name)
+            if index is not None:
+                start_backfill(other, changed.name, index)
 
 
 def describe_replica_changes(description: dict[str, Any], deleted: list[str]) -> None:

@@ -18,7 +18,15 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     specification = request["TimeToLiveSpecification"]
     enabled = bool(specification["Enabled"])
     attribute = specification["AttributeName"]
+    if "replication" in schema.extensions:  # a STRONG global table has no TTL (dynastore/replication/strong.py)
+        from dynastore.replication.strong import check_time_to_live
+
+        check_time_to_live(schema, enabled)
     state = ttl.updated_state(ttl.ttl_state(schema.extensions), enabled, attribute, database.now())
     extensions = {**schema.extensions, ttl.TTL_EXTENSION: state}
-    database.update_table(replace(schema, extensions=extensions))
+    updated = database.update_table(replace(schema, extensions=extensions))
+    if "replication" in schema.extensions:  # a global table: every replica gets the setting
+        from dynastore.replication.replica_updates import carry_settings
+
+        carry_settings(database, updated, ttl=True)
     return {"TimeToLiveSpecification": {"Enabled": enabled, "AttributeName": attribute}}

@@ -1,7 +1,7 @@
 """``/_dynastore/replication``: the replication lag, partitions, and what
 each replica received (dynastore-specific, docs/admin.md).
 
-- ``GET`` -> 200 ``{"DefaultLagMs", "Pairs": [{"From", "To", "LagMs"}],
+- ``GET`` -> 200 ``{"Now", "DefaultLagMs", "Pairs": [{"From", "To", "LagMs"}],
   "Paused": [regions], "Replicas": [{"Region", "TableName", "Applied",
   "Overwrites", "Discarded", "ReplicatedWriteUnits", "LastAppliedAt",
   "LastLagSeconds", "Pending": {source region: queued writes},
@@ -9,9 +9,12 @@ each replica received (dynastore-specific, docs/admin.md).
 - ``POST`` a JSON object with any of:
   ``{"lag_ms": N}`` (every pair without a lag of its own),
   ``{"lag_ms": N, "from": R1, "to": R2}`` (one pair, one way; ``"lag_ms": null``
-  removes the pair's own lag), ``{"pause": R}`` (region R neither sends nor
-  receives: a partition), ``{"resume": R}``, ``{"apply": true}`` (apply
-  whatever is due now, in every region) -> 200 and the state as GET answers.
+  removes the pair's own lag), ``{"conflict_window_ms": N}`` (STRONG tables:
+  how recent another region's write to an item must be for a write to
+  conflict with it), ``{"transaction_item_spacing_ms": N}`` (how far apart a
+  transaction's items reach the other regions, default 1), ``{"pause": R}`` (region R neither sends nor
+  receives: a partition), ``{"resume": R}`` -> 200 and the state as GET answers
+  (also at ``/_dynastore/replication/change``, the console's route).
 
 A bad body is 400 ``{"message"}``; settings are kept in the store, so they
 survive a restart.
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
     from dynastore.database import Database
 
 ADMIN_REPLICATION_PATH = "/_dynastore/replication"
+ADMIN_REPLICATION_CHANGE_PATH = ADMIN_REPLICATION_PATH + "/change"
 
 
 class _BadRequest(Exception):
@@ -40,7 +44,10 @@ def handle_admin_replication(database: Database, method: str, path: str, body: b
     from dynastore.namespaces import Namespaces
     from dynastore.replication.replicator import attach_all
 
-    if path.rstrip("/") != ADMIN_REPLICATION_PATH:
+    path = path.rstrip("/")
+    if path == ADMIN_REPLICATION_CHANGE_PATH and method == "POST":
+        path = ADMIN_REPLICATION_PATH  # the console's POST (its proxy routes one method per path)
+    if path != ADMIN_REPLICATION_PATH:
         return 404, {"message": "Not Found"}
     registry = Namespaces.of(database)
     replicator = attach_all(registry.default)
@@ -53,6 +60,9 @@ def handle_admin_replication(database: Database, method: str, path: str, body: b
         replicator.save_settings(registry.default)
     elif method != "GET":
         return 405, {"message": "Method Not Allowed"}
+    for namespace in registry.all():  # what is due arrives before the figures are read
+        if namespace.account_id == database.account_id:
+            replicator.catch_up(namespace)
     return 200, state(database, replicator)
 
 
@@ -74,8 +84,6 @@ def _region(body: dict[str, Any], name: str) -> str:
 
 
 def _change(database: Database, replicator: Any, body: dict[str, Any]) -> None:
-    from dynastore.namespaces import Namespaces
-
     if "lag_ms" in body:
         lag = body["lag_ms"]
         if lag is not None and (isinstance(lag, bool) or not isinstance(lag, int | float) or lag < 0):
@@ -90,15 +98,21 @@ def _change(database: Database, replicator: Any, body: dict[str, Any]) -> None:
             raise _BadRequest("lag_ms must be a number >= 0")
         else:
             replicator.default_lag_seconds = float(lag) / 1000
+    if "conflict_window_ms" in body:
+        window = body["conflict_window_ms"]
+        if isinstance(window, bool) or not isinstance(window, int | float) or window < 0:
+            raise _BadRequest("conflict_window_ms must be a number >= 0")
+        replicator.conflict_window_seconds = float(window) / 1000
+    if "transaction_item_spacing_ms" in body:
+        spacing = body["transaction_item_spacing_ms"]
+        if isinstance(spacing, bool) or not isinstance(spacing, int | float) or spacing < 0:
+            raise _BadRequest("transaction_item_spacing_ms must be a number >= 0")
+        replicator.transaction_item_spacing_seconds = float(spacing) / 1000
     if "pause" in body:
         replicator.paused.add(_region(body, "pause"))
     if "resume" in body:
         replicator.paused.discard(_region(body, "resume"))
     replicator.settings_changed()
-    if body.get("apply"):
-        for namespace in Namespaces.of(database).all():
-            if namespace.account_id == database.account_id:
-                replicator.catch_up(namespace)
 
 
 def state(database: Database, replicator: Any) -> dict[str, Any]:
@@ -122,9 +136,12 @@ def state(database: Database, replicator: Any) -> dict[str, Any]:
                     entry["OldestPendingAt"] = oldest
             replicas.append(entry)
     return {
+        "Now": database.now(),
         "DefaultLagMs": replicator.default_lag_seconds * 1000,
         "Pairs": [{"From": source, "To": target, "LagMs": seconds * 1000}
                   for (source, target), seconds in sorted(replicator.pair_lag_seconds.items())],
         "Paused": sorted(replicator.paused),
+        "ConflictWindowMs": replicator.conflict_window_seconds * 1000,
+        "TransactionItemSpacingMs": replicator.transaction_item_spacing_seconds * 1000,
         "Replicas": replicas,
     }

@@ -29,6 +29,7 @@ from dynastore.types.keys import partition_hash
 if TYPE_CHECKING:
     from dynastore.database import Database
     from dynastore.engine.schema import TableSchema
+    from dynastore.replication.replicas import ReplicaSet
 
 logger = logging.getLogger("dynastore.replication")
 
@@ -51,11 +52,16 @@ class ReplicaBackfill:
     def job_name(self) -> str:
         return f"replica-backfill/{self.table_name}"
 
-    def step(self, batch_rows: int = BATCH_ROWS) -> bool:
-        """Copy one batch; True once the replica is ACTIVE (or gone)."""
+    def step(self, batch_rows: int = BATCH_ROWS) -> bool | None:
+        """Copy one batch; True once the replica is ACTIVE (or gone), None
+        while another server holds the job (it does it; if it dies, this one
+        takes it over where it stopped)."""
         from dynastore.replication.replica_updates import region_database
 
         database = self.database
+        if not database.storage.hold_lock(database.storage_name(self.job_name)):
+            self.resume = True
+            return None
         schema = database.tables.get(self.table_name)
         replicas = replica_set(schema) if schema is not None else None
         own = replicas.member(database.region) if replicas is not None else None
@@ -78,21 +84,24 @@ class ReplicaBackfill:
         return self._activate()
 
     def _activate(self) -> bool:
-        from dynastore.replication.replica_updates import publish_replica_set
+        from dynastore.replication.replica_updates import change_replica_set
 
         database = self.database
-        schema = database.tables[self.table_name]
-        replicas = replica_set(schema)
-        assert replicas is not None
-        own = replicas.member(database.region)
-        assert own is not None
-        view_type = schema.extensions.get(REPLICA_STREAM_VIEW)
-        extensions = {key: value for key, value in schema.extensions.items() if key != REPLICA_STREAM_VIEW}
-        schema = replace(schema, status=ACTIVE, extensions=extensions)
-        if view_type is not None:
-            schema = database.streams.enable(schema, str(view_type), database.now())
-        database.update_table(schema)
-        publish_replica_set(database, self.table_name, replicas.with_replica(replace(own, status=ACTIVE, source=None)))
+        region = database.region
+
+        def active(schema: TableSchema) -> TableSchema:
+            view_type = schema.extensions.get(REPLICA_STREAM_VIEW)
+            extensions = {key: value for key, value in schema.extensions.items() if key != REPLICA_STREAM_VIEW}
+            schema = replace(schema, status=ACTIVE, extensions=extensions)
+            if view_type is not None:
+                schema = database.streams.enable(schema, str(view_type), database.now())
+            return schema
+
+        def activated(replicas: ReplicaSet) -> ReplicaSet:
+            own = replicas.member(region)
+            return replicas if own is None else replicas.with_replica(replace(own, status=ACTIVE, source=None))
+
+        change_replica_set(database, self.table_name, activated, own_change=active)
         return self._finish()
 
     def _finish(self) -> bool:
@@ -165,13 +174,16 @@ def start_replica_backfill(database: Database, table_name: str) -> ReplicaBackfi
         except RuntimeError:
             loop = None
     if loop is None:
-        while not job.step():
+        while job.step() is False:  # None: another server holds the job and does it
             pass
         return job
 
     def tick() -> None:
         try:
             finished = job.step()
+            if finished is None:
+                schedule(RETRY_SECONDS)
+                return
         except StorageUnavailable as error:
             logger.warning("backfill of replica %s waits for the store: %s", table_name, error)
             schedule(RETRY_SECONDS)

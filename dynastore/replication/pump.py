@@ -1,7 +1,8 @@
 """The server's replication pump: every ``PUMP_INTERVAL_SECONDS`` it
 applies the replicated writes due in one namespace's region (between
 requests, on the server's loop, as every background job runs: ADR 0000),
-so a replica's stream and metrics move on even when nobody reads it.
+so a replica's stream and metrics move on even when nobody reads it, and
+resumes the backfill of a replica a restart left CREATING.
 Requests do not wait for it: each applies what is due first
 (replicator.catch_up)."""
 
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("dynastore.replication")
 
 PUMP_INTERVAL_SECONDS = 0.1
+BACKFILL_CHECK_PASSES = 20
+"""Every this many passes the pump looks for replicas still CREATING with no job."""
 
 
 class ReplicationPump:
@@ -28,6 +31,7 @@ class ReplicationPump:
         self.loop = loop
         self.interval = interval
         self._handle: asyncio.TimerHandle | None = None
+        self._passes = 0
 
     def start(self) -> ReplicationPump:
         self._handle = self.loop.call_later(self.interval, self._tick)
@@ -48,7 +52,12 @@ class ReplicationPump:
         replicator = self.database.replication
         if replicator is None:
             return
+        self._passes += 1
         try:
+            if self._passes % BACKFILL_CHECK_PASSES == 1:  # a replica left CREATING by a restart is filled
+                from dynastore.replication.backfill import resume_replica_backfills
+
+                resume_replica_backfills(self.database)
             replicator.catch_up(self.database)
         except StorageUnavailable as error:
             logger.warning("replication into %s waits for the store: %s", self.database.region, error)

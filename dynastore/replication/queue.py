@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
-from dynastore.replication.replicas import CREATING, replica_set
+from dynastore.replication.replicas import CREATING, STRONG, replica_set
 from dynastore.storage.base import Row, RowChange
 from dynastore.types.keys import partition_hash
 
@@ -87,14 +87,24 @@ def queue_sort_key(written_at: float) -> bytes:
     return int(written_at * 1_000_000).to_bytes(8, "big") + os.urandom(8)
 
 
-def queue_row(target_region: str, write: Replicated) -> Row:
+TRANSACTION_ITEM_SPACING_SECONDS = 0.001
+"""How far apart a transaction's items reach the other regions (database clock)."""
+STRONG_PARTITION_PREFIX = "strong/"
+"""Queue rows of STRONG tables are in partition ``strong/<region>``: due at once."""
+
+
+def queue_partition(target_region: str, strong: bool = False) -> bytes:
+    return ((STRONG_PARTITION_PREFIX if strong else "") + target_region).encode()
+
+
+def queue_row(target_region: str, write: Replicated, strong: bool = False) -> Row:
     header = {
         "s": write.source, "t": write.table_name, "k": [write.pk.hex(), write.sk.hex()],
         "z": write.size, "v": list(write.version), "p": None if write.previous is None else list(write.previous),
         "b": write.by_service, "w": write.written_at, "d": write.item is None,
     }
     data = orjson.dumps(header) + b"\n" + (write.item or b"")
-    pk = target_region.encode()
+    pk = queue_partition(target_region, strong)
     sk = queue_sort_key(write.written_at)
     return Row(partition_hash(pk), pk, sk, data, len(data))
 
@@ -118,9 +128,15 @@ def replication_changes(
     sk: bytes,
     new_row: Row | None,
     by_service: bool,
+    position: int = 0,
 ) -> list[RowChange]:
     """What a local write to a global table adds to its commit: the item's
-    new version and a queue row per other replica (write_path._build)."""
+    new version and a queue row per other replica (write_path._build). The
+    ``position``-th item of a transaction is taken as written
+    ``position`` x the spacing (TRANSACTION_ITEM_SPACING_SECONDS, or the
+    admin route's ``transaction_item_spacing_ms``) after the first, so the
+    other regions receive a transaction item by item, as DynamoDB's do (one
+    may see some of its items and not the others yet)."""
     replicas = replica_set(schema)
     if replicas is None:
         return []
@@ -132,7 +148,14 @@ def replication_changes(
     # shared store a racing replicated write may change it; it only tells a
     # concurrent write from a later one, for the overwrite counts).
     previous = parse_version(database.storage.get(versions_id, key, sk))
-    now = database.now()
+    spacing = database.replication.transaction_item_spacing_seconds if database.replication is not None else (
+        TRANSACTION_ITEM_SPACING_SECONDS)
+    now = database.now() + position * spacing
+    strong = replicas.consistency == STRONG
+    if strong:  # a write racing another region's: ReplicatedWriteConflictException
+        from dynastore.replication.strong import check_conflict
+
+        check_conflict(database, previous, now)
     if previous is not None and previous.timestamp >= now:
         now = previous.timestamp + 0.000001  # a later write of one item is always newer
     version = Version(now, database.region)
@@ -142,10 +165,10 @@ def replication_changes(
         0 if new_row is None else new_row.size, version, previous, by_service, now,
     )
     for region in others:
-        row = queue_row(region, write)
+        row = queue_row(region, write, strong)
         changes.append(RowChange(database.replication_queue_id, row.pk, row.sk, row))
     if others:
         from dynastore.replication.replicator import attach
 
-        attach(database).queued(database.account_id, others, now, database.region)
+        attach(database).queued(database.account_id, others, now, database.region, strong)
     return changes

@@ -34,7 +34,12 @@ allowed for a Global Table replica.").
 
 from __future__ import annotations
 
+import importlib
+import threading
 import uuid
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -105,10 +110,6 @@ def check_replica_updates(database: Database, request: dict[str, Any]) -> list[R
         action = ReplicaAction(kind, str(settings.get("RegionName")), settings)
         if action not in actions:  # identical actions are taken once
             actions.append(action)
-    if sum(action.kind != "Update" for action in actions) > 1:
-        raise ValidationException(
-            "Update table operation with more than one create or delete replica actions not allowed"
-        )
     for action in actions:
         if action.kind != "Update" and action.region == database.region:
             raise ValidationException(
@@ -122,6 +123,21 @@ def check_replica_updates(database: Database, request: dict[str, Any]) -> list[R
             "have replicas in other regions (see docs/global-tables.md)"
         )
     return actions
+
+
+def check_replica_set_change(
+    database: Database, schema: TableSchema, request: dict[str, Any], actions: list[ReplicaAction]
+) -> bool:
+    """The rules that need the table: STRONG's (strong.py), and one Create or
+    Delete per call otherwise. True when the request creates a STRONG table."""
+    from dynastore.replication import strong
+
+    creates_strong = strong.check_request(database, schema, request, actions)
+    if not creates_strong and not strong.is_strong(schema) and sum(action.kind != "Update" for action in actions) > 1:
+        raise ValidationException(
+            "Update table operation with more than one create or delete replica actions not allowed"
+        )
+    return creates_strong
 
 
 def check_only_replica_changes(changes: set[str]) -> None:
@@ -138,19 +154,28 @@ def check_stream_change(schema: TableSchema, request: dict[str, Any]) -> None:
 
 
 def apply_replica_updates(
-    database: Database, schema: TableSchema, actions: list[ReplicaAction], now: float
+    database: Database, schema: TableSchema, actions: list[ReplicaAction], now: float,
+    request: dict[str, Any] | None = None, creates_strong: bool = False,
 ) -> TableSchema:
-    """Carry out the actions (one Create or Delete at most); returns the
-    table's new definition as it was persisted (a new replica's backfill
-    may have finished since, without a server's background loop)."""
-    for action in actions:
-        if action.kind == "Create":
-            schema = create_replica(database, schema, action, now)
-        elif action.kind == "Delete":
-            schema = delete_replica(database, schema, action.region)
-        else:
-            schema = update_replica(database, schema, action, now)
-    return schema
+    """Carry out the actions (one Create or Delete at most, but for a STRONG
+    table's creation or dissolution); returns the table's new definition as
+    it was persisted (a new replica's backfill may have finished since,
+    without a server's background loop)."""
+    from dynastore.replication import strong
+
+    with replica_set_lock(database):
+        if creates_strong:
+            return _create_strong(database, schema, actions, strong.witness_actions(request or {}), now)
+        if strong.is_strong(schema):
+            return _dissolve_strong(database, schema, actions)
+        for action in actions:
+            if action.kind == "Create":
+                schema = create_replica(database, schema, action, now)
+            elif action.kind == "Delete":
+                schema = delete_replica(database, schema, action.region)
+            else:
+                schema = update_replica(database, schema, action, now)
+        return schema
 
 
 def update_replica(database: Database, schema: TableSchema, action: ReplicaAction, now: float) -> TableSchema:
@@ -214,15 +239,60 @@ def _not_members(region: str) -> ValidationException:
     )
 
 
-def create_replica(database: Database, schema: TableSchema, action: ReplicaAction, now: float) -> TableSchema:
+def _create_strong(
+    database: Database, schema: TableSchema, actions: list[ReplicaAction], witnesses: list[tuple[str, str]],
+    now: float,
+) -> TableSchema:
+    """A STRONG table: every replica created in this one call, the witness recorded."""
+    from dynastore.replication.replicas import STRONG
+
+    for action in actions:
+        target = region_database(database, action.region)
+        if schema.name in target.tables:
+            raise _already_exists(schema.name)
+    answered = schema
+    for action in actions:
+        answered = create_replica(database, database.tables[schema.name], action, now, strong=True)
+    witness_regions = tuple(region for kind, region in witnesses if kind == "Create")
+    change_replica_set(database, schema.name,
+                       lambda current: replace(current, consistency=STRONG, witnesses=witness_regions))
+    answered_set = replica_set(answered)
+    assert answered_set is not None
+    return replace(answered, extensions={
+        **answered.extensions,
+        replica_sets.REPLICATION_EXTENSION: replace(
+            answered_set, consistency=STRONG, witnesses=witness_regions).to_extension(),
+    })
+
+
+def _dissolve_strong(database: Database, schema: TableSchema, actions: list[ReplicaAction]) -> TableSchema:
+    """A STRONG table's every other replica and its witness deleted at once
+    (strong.py checked that the request names them all)."""
+    current = replica_set(schema)
+    assert current is not None
+    for action in actions:
+        if action.kind == "Delete":
+            target = region_database(database, action.region)
+            if schema.name in target.tables:
+                target.drop_table(schema.name)
+    return _publish(database, schema, ReplicaSet((Replica(database.region),)))
+
+
+def _already_exists(name: str) -> ValidationException:
+    return ValidationException(
+        f"Failed to create a the new replica of table with name: '{name}' because one or "
+        "more replicas already existed as tables."
+    )
+
+
+def create_replica(
+    database: Database, schema: TableSchema, action: ReplicaAction, now: float, strong: bool = False
+) -> TableSchema:
     current = replica_set(schema) or ReplicaSet((Replica(database.region),))
     target = region_database(database, action.region)
     if current.member(action.region) is not None or schema.name in target.tables:
-        raise ValidationException(
-            f"Failed to create a the new replica of table with name: '{schema.name}' because one or "
-            "more replicas already existed as tables."
-        )
-    if schema.status != ACTIVE or not current.settled:
+        raise _already_exists(schema.name)
+    if schema.status != ACTIVE or (not current.settled and not strong):
         raise ResourceInUseException(
             f"Attempt to change a resource which is still in use: Table is being updated: {schema.name}"
         )
@@ -291,6 +361,74 @@ def publish_replica_set(database: Database, table_name: str, replicas: ReplicaSe
             member_database.update_table(with_replica_set(member, replicas))
 
 
+class _SetLock:
+    """One change of a store's replica sets at a time. Requests run in
+    greenlets on a shared store, so the lock is waited for (the store's
+    pause parks the greenlet), never blocked on, and its holder (a greenlet,
+    or a thread) may take it again."""
+
+    def __init__(self) -> None:
+        self.owner: int | None = None
+        self.depth = 0
+
+    @contextmanager
+    def held(self, database: Database) -> Iterator[None]:
+        me = current_owner()
+        for _ in range(SET_LOCK_WAIT_STEPS):  # bounded: a holder that never lets go is passed by
+            if self.owner is None or self.owner == me:
+                break
+            database.storage.pause(SET_LOCK_WAIT_SECONDS)
+        if self.owner != me:
+            self.owner, self.depth = me, 0
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+            if self.depth <= 0 and self.owner == me:
+                self.owner, self.depth = None, 0
+
+
+def current_owner() -> int:
+    """The running greenlet (a request on a shared store), else the thread."""
+    try:
+        greenlet: Any = importlib.import_module("greenlet")
+    except ImportError:
+        return threading.get_ident()
+    return id(greenlet.getcurrent())
+
+
+_SET_LOCKS: weakref.WeakKeyDictionary[Any, _SetLock] = weakref.WeakKeyDictionary()
+SET_LOCK_WAIT_SECONDS = 0.001
+SET_LOCK_WAIT_STEPS = 10_000
+
+
+def replica_set_lock(database: Database) -> AbstractContextManager[None]:
+    lock = _SET_LOCKS.get(database.storage)
+    if lock is None:
+        lock = _SET_LOCKS[database.storage] = _SetLock()
+    return lock.held(database)
+
+
+def change_replica_set(
+    database: Database, table_name: str, change: Callable[[ReplicaSet], ReplicaSet],
+    own_change: Callable[[TableSchema], TableSchema] | None = None,
+) -> None:
+    """Apply ``change`` to the replica set as this region's member holds it
+    now and write the result into every member (with ``own_change``, this
+    member's definition changed first), under the store's replica-set lock:
+    two replicas' backfills finishing together must not each write back a
+    set missing the other's news."""
+    with replica_set_lock(database):
+        schema = database.tables.get(table_name)
+        if schema is not None and own_change is not None:
+            database.update_table(own_change(schema))
+            schema = database.tables.get(table_name)
+        current = replica_set(schema) if schema is not None else None
+        if current is not None:
+            publish_replica_set(database, table_name, change(current))
+
+
 def delete_replica(database: Database, schema: TableSchema, region: str) -> TableSchema:
     current = replica_set(schema)
     if current is None or current.member(region) is None:
@@ -319,3 +457,37 @@ def table_deleted(database: Database, schema: TableSchema) -> None:
         member = other.tables.get(schema.name)
         if member is not None:
             other.update_table(with_replica_set(member, remaining))
+
+
+GROUP_SETTINGS = (
+    "billing_mode", "read_capacity_units", "write_capacity_units", "billing_mode_last_update_time",
+    "on_demand_max_read_units", "on_demand_max_write_units", "warm_read_units", "warm_write_units",
+)
+"""What a change in one region carries to every replica: its capacity mode
+and throughput (a manual ProvisionedThroughput change in any region applies
+group-wide: ack-api-quirks DDB-TABLE-251), and the TTL setting. Deletion
+protection, tags and the table class stay per region."""
+
+
+def carry_settings(database: Database, schema: TableSchema, ttl: bool = False) -> None:
+    """Carry this member's group-wide settings (or, with ``ttl``, its TTL
+    setting) to the other replicas of its global table."""
+    current = replica_set(schema)
+    if current is None:
+        return
+    with replica_set_lock(database):
+        for replica in current.others(database.region):
+            other = region_database(database, replica.region)
+            member = other.tables.get(schema.name)
+            if member is None:
+                continue
+            if ttl:
+                extensions = {key: value for key, value in member.extensions.items() if key != TTL_EXTENSION}
+                if TTL_EXTENSION in schema.extensions:
+                    extensions[TTL_EXTENSION] = dict(schema.extensions[TTL_EXTENSION])
+                changed = replace(member, extensions=extensions)
+            else:
+                changed = replace(member, **{name: getattr(schema, name) for name in GROUP_SETTINGS})
+                changed = _with_overrides(changed, replica.overrides)  # its own read capacity stays
+            if changed != member:
+                other.update_table(changed)

@@ -67,13 +67,18 @@ class ReplicaSet:
     replicas: tuple[Replica, ...]
     version: str = GLOBAL_TABLE_VERSION
     consistency: str = EVENTUAL
+    witnesses: tuple[str, ...] = ()
+    """The regions of a STRONG table's witness (no table there: dynastore/replication/strong.py)."""
 
     def to_extension(self) -> dict[str, Any]:
-        return {
+        extension: dict[str, Any] = {
             "version": self.version,
             "consistency": self.consistency,
             "replicas": [replica.to_json() for replica in self.replicas],
         }
+        if self.witnesses:
+            extension["witnesses"] = list(self.witnesses)
+        return extension
 
     @classmethod
     def from_extension(cls, extension: dict[str, Any]) -> ReplicaSet:
@@ -81,6 +86,7 @@ class ReplicaSet:
             tuple(Replica.from_json(entry) for entry in extension.get("replicas", ())),
             extension.get("version", GLOBAL_TABLE_VERSION),
             extension.get("consistency", EVENTUAL),
+            tuple(extension.get("witnesses", ())),
         )
 
     @property
@@ -163,6 +169,10 @@ def describe_replication(database: Database, schema: TableSchema, description: d
         for replica in replicas.others(database.region)
     ]
     description["GlobalTableSettingsReplicationMode"] = SETTINGS_REPLICATION_MODE
+    if replicas.witnesses:
+        description["GlobalTableWitnesses"] = [
+            {"RegionName": region, "WitnessStatus": ACTIVE} for region in replicas.witnesses
+        ]
     if replicas.consistency == STRONG:
         description["MultiRegionConsistency"] = STRONG
     own = replicas.member(database.region)

@@ -35,7 +35,7 @@ import logging
 import os
 import weakref
 from dataclasses import dataclass
-from itertools import islice
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -43,13 +43,16 @@ import orjson
 from dynastore import limits
 from dynastore.engine.capacity import write_units
 from dynastore.replication.queue import (
+    TRANSACTION_ITEM_SPACING_SECONDS,
     Replicated,
     parse_queue_row,
     parse_version,
+    queue_partition,
     version_key,
     version_row,
 )
-from dynastore.replication.replicas import ACTIVE, CREATING, replica_set
+from dynastore.replication.replicas import ACTIVE, CREATING, STRONG, replica_set
+from dynastore.replication.strong import CONFLICT_WINDOW_MS
 from dynastore.storage.base import Row, SortKeyRange
 from dynastore.types.keys import partition_hash
 
@@ -66,6 +69,12 @@ DEFAULT_LAG_MS = 1000
 BATCH_ROWS = limits.REPLICATION_BATCH_ROWS
 """Queue rows applied per source region and call."""
 NEVER = float("inf")
+SHARED_POLL_SECONDS = 0.05
+SETTINGS_RELOAD_SECONDS = 0.5
+"""On a shared store, how often (database time) a server reads the
+replication settings again (another server's admin route may have set them)."""
+"""On a shared store, how often (database time) a region looks for the
+EVENTUAL writes other servers queued for it."""
 SETTINGS_JOB = "replication/settings"
 """Where the lags and pauses set through the admin route are kept (the
 default namespace's job progress), so they survive a restart."""
@@ -121,8 +130,13 @@ class Replicator:
         servers queue rows too."""
         self.counters: dict[tuple[str, str, str], Counters] = {}
         """(account, region, table) -> what that replica received."""
-        self._applying = False
+        self.conflict_window_seconds = CONFLICT_WINDOW_MS / 1000
+        """STRONG tables: a write to an item another region wrote less than this ago conflicts."""
+        self.transaction_item_spacing_seconds = TRANSACTION_ITEM_SPACING_SECONDS
+        """How far apart a transaction's items reach the other regions."""
+        self._applying: set[int] = set()
         self._settings_loaded = False
+        self._settings_due = 0.0
 
     # --- settings ------------------------------------------------------------------
     def lag(self, source: str, target: str) -> float:
@@ -131,15 +145,17 @@ class Replicator:
     def settings_changed(self) -> None:
         self.next_check.clear()
 
-    def queued(self, account_id: str, regions: list[str], written_at: float, source: str) -> None:
-        """A write queued rows for ``regions``: they are due after the lag."""
+    def queued(self, account_id: str, regions: list[str], written_at: float, source: str, strong: bool = False) -> None:
+        """A write queued rows for ``regions``: they are due after the lag (at once for a STRONG table)."""
         for region in regions:
             key = (account_id, region)
-            due = written_at + self.lag(source, region)
+            due = written_at if strong else written_at + self.lag(source, region)
             self.next_check[key] = min(self.next_check.get(key, NEVER), due)
 
-    def load_settings(self, database: Database) -> None:
-        if self._settings_loaded:
+    def load_settings(self, database: Database, again: bool = False) -> None:
+        """The lags, pauses and windows the admin route saved (``again``: even
+        if read before: on a shared store another server may have changed them)."""
+        if self._settings_loaded and not again:
             return
         self._settings_loaded = True
         row = database.storage.get(database.jobs_id, SETTINGS_JOB.encode(), b"")
@@ -152,6 +168,10 @@ class Replicator:
             (source, target): float(seconds) for source, target, seconds in settings.get("pairs", ())
         }
         self.paused = set(settings.get("paused", ()))
+        if settings.get("conflict_window_seconds") is not None:
+            self.conflict_window_seconds = float(settings["conflict_window_seconds"])
+        if settings.get("transaction_item_spacing_seconds") is not None:
+            self.transaction_item_spacing_seconds = float(settings["transaction_item_spacing_seconds"])
 
     def save_settings(self, database: Database) -> None:
         from dynastore.storage.base import Commit, RowChange
@@ -160,6 +180,8 @@ class Replicator:
             "default_lag_seconds": self.default_lag_seconds,
             "pairs": [[source, target, seconds] for (source, target), seconds in sorted(self.pair_lag_seconds.items())],
             "paused": sorted(self.paused),
+            "conflict_window_seconds": self.conflict_window_seconds,
+            "transaction_item_spacing_seconds": self.transaction_item_spacing_seconds,
         })
         key = SETTINGS_JOB.encode()
         row = Row(partition_hash(key), key, b"", data, len(data))
@@ -175,19 +197,40 @@ class Replicator:
 
     # --- applying ----------------------------------------------------------------
     def catch_up(self, database: Database) -> int:
-        """Apply every queued write due in ``database``'s region; returns how many."""
-        key = (database.account_id, database.region)
-        if not self._settings_loaded and database.namespaces is not None:
-            self.load_settings(database.namespaces.default)
-        if self._applying or (self.exclusive and database.now() < self.next_check.get(key, 0.0)):
-            return 0
-        self._applying = True
-        try:
-            return self._catch_up(database, key)
-        finally:
-            self._applying = False
+        """Apply every queued write due in ``database``'s region; returns how many.
 
-    def _catch_up(self, database: Database, key: tuple[str, str]) -> int:
+        On an exclusive store this process queued every row, so nothing is
+        read before ``next_check``. On a shared store other servers queue
+        rows too: a STRONG table's are looked for on every request (they are
+        due at once), an EVENTUAL table's at most every SHARED_POLL_SECONDS
+        of database time (and at once after this server queued some)."""
+        key = (database.account_id, database.region)
+        now = database.now()
+        if database.namespaces is not None and (
+            not self._settings_loaded or (not self.exclusive and now >= self._settings_due)
+        ):
+            self._settings_due = now + SETTINGS_RELOAD_SECONDS
+            self.load_settings(database.namespaces.default, again=True)
+        eventual = now >= self.next_check.get(key, 0.0)
+        if not eventual and (self.exclusive or not self._has_strong(database)):
+            return 0
+        from dynastore.replication.replica_updates import current_owner
+
+        me = current_owner()  # a request and the pump may apply at once (greenlets): each applies a row once
+        if me in self._applying:
+            return 0
+        self._applying.add(me)
+        try:
+            return self._catch_up(database, key, eventual or self.exclusive)
+        finally:
+            self._applying.discard(me)
+
+    @staticmethod
+    def _has_strong(database: Database) -> bool:
+        return any((replicas := replica_set(schema)) is not None and replicas.consistency == STRONG
+                   for schema in database.tables.values())
+
+    def _catch_up(self, database: Database, key: tuple[str, str], eventual: bool) -> int:
         from dynastore.replication.replica_updates import region_database
 
         now = database.now()
@@ -199,25 +242,34 @@ class Replicator:
         })
         applied, earliest = 0, NEVER
         for source in sources:
-            if source in self.paused or region in self.paused:
-                continue  # a partition: looked at again once resumed
             source_database = region_database(database, source)
+            count, next_due = self._apply_due(source_database, database, NEVER, strong=True)
+            applied += count
+            earliest = min(earliest, next_due)
+            if not eventual or source in self.paused or region in self.paused:
+                continue  # a partition: looked at again once resumed
             lag = self.lag(source, region)
             count, next_due = self._apply_due(source_database, database, now - lag)
             applied += count
             earliest = min(earliest, next_due + lag)
-        self.next_check[key] = earliest
+        if not self.exclusive:  # other servers' rows: looked for again soon
+            earliest = min(earliest, now + SHARED_POLL_SECONDS)
+        if eventual or earliest < self.next_check.get(key, NEVER):
+            self.next_check[key] = earliest
         return applied
 
-    def _apply_due(self, source: Database, target: Database, cutoff: float) -> tuple[int, float]:
+    def _apply_due(self, source: Database, target: Database, cutoff: float, strong: bool = False) -> tuple[int, float]:
         """Apply ``source``'s queued writes for ``target`` made before
-        ``cutoff``; returns how many, and when the first one left was made."""
+        ``cutoff`` (every one: NEVER); returns how many, and when the first
+        one left was made."""
         storage = source.storage
-        partition = target.region.encode()
-        high = int(cutoff * 1_000_000 + 1).to_bytes(8, "big") if cutoff > 0 else b"\x00" * 8
-        rows = list(islice(storage.query(
-            source.replication_queue_id, partition, SortKeyRange(high=high, high_inclusive=False)
-        ), BATCH_ROWS))
+        partition = queue_partition(target.region, strong)
+        if cutoff == NEVER:
+            bounds = SortKeyRange()
+        else:
+            high = int(cutoff * 1_000_000 + 1).to_bytes(8, "big") if cutoff > 0 else b"\x00" * 8
+            bounds = SortKeyRange(high=high, high_inclusive=False)
+        rows = list(islice(storage.query(source.replication_queue_id, partition, bounds), BATCH_ROWS))
         for row in rows:
             self.apply(source, target, row)
         if len(rows) == BATCH_ROWS:
@@ -293,11 +345,12 @@ class Replicator:
     # --- what the admin route shows ---------------------------------------------------
     def pending(self, source: Database, target_region: str) -> tuple[int, float | None]:
         """How many writes of ``source`` wait for ``target_region``, and when the oldest was made."""
-        rows = source.storage.query(source.replication_queue_id, target_region.encode(), SortKeyRange())
+        rows = chain(*(source.storage.query(source.replication_queue_id, queue_partition(target_region, strong),
+                                            SortKeyRange()) for strong in (False, True)))
         count, oldest = 0, None
         for row in islice(rows, limits.REPLICATION_PENDING_COUNT_MAX):
-            if oldest is None:
-                oldest = int.from_bytes(row.sk[:8], "big") / 1_000_000
+            made = int.from_bytes(row.sk[:8], "big") / 1_000_000
+            oldest = made if oldest is None else min(oldest, made)
             count += 1
         return count, oldest
 
@@ -324,3 +377,39 @@ def attach_all(database: Database) -> Replicator:
     for other in Namespaces.of(database).all():
         other.replication = replicator
     return replicator
+
+
+REPLICATION_METRICS = (
+    ("applied", "dynastore_replication_applied_writes_total"),
+    ("overwrites", "dynastore_replication_overwrites_total"),
+    ("discarded", "dynastore_replication_discarded_writes_total"),
+    ("write_units", "dynastore_replication_write_units_total"),
+)
+"""The replication counters in Prometheus' text format, per table of a namespace."""
+
+
+def replication_metrics(database: Database) -> dict[str, Any]:
+    """What each global table of ``database``'s region received
+    (``GET /_dynastore/metrics``' ``Replication``)."""
+    replicator = database.replication
+    if replicator is None:
+        return {}
+    return {
+        name: replicator.counter(database, name).report()
+        for name, schema in sorted(database.tables.items()) if replica_set(schema) is not None
+    }
+
+
+def replication_samples(database: Database) -> list[str]:
+    """The replication counters as Prometheus samples (counters, per table)."""
+    replicator = database.replication
+    if replicator is None:
+        return []
+    lines = [f"# TYPE {metric} counter" for _, metric in REPLICATION_METRICS]
+    for name, schema in sorted(database.tables.items()):
+        if replica_set(schema) is None:
+            continue
+        counters = replicator.counter(database, name)
+        for attribute, metric in REPLICATION_METRICS:
+            lines.append(f'{metric}{{table="{name}",region="{database.region}"}} {getattr(counters, attribute):g}')
+    return lines

@@ -46,7 +46,12 @@ def handle_admin_metrics(database: Database, method: str, path: str, body: bytes
         if method != "GET":
             return 405, {"message": "Method not allowed"}
         meter = database.throughput
-        return 200, (meter.metrics() if meter is not None else {"Mode": OFF, "Tables": {}})
+        answer = meter.metrics() if meter is not None else {"Mode": OFF, "Tables": {}}
+        if database.replication is not None:  # global tables: what each replica here received
+            from dynastore.replication.replicator import replication_metrics
+
+            answer["Replication"] = replication_metrics(database)
+        return 200, answer
     if route != ADMIN_THROUGHPUT_PATH:
         return 404, {"message": "Not found"}
     if method == "GET":

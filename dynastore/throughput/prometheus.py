@@ -37,7 +37,8 @@ def prometheus_metrics(database: Database) -> bytes:
     (serve with PROMETHEUS_CONTENT_TYPE); empty while the model is off."""
     meter = database.throughput
     if meter is None:
-        return b""
+        replication = _replication_samples(database)
+        return ("\n".join(replication) + "\n").encode() if replication else b""
     lines = [
         "# TYPE dynastore_consumed_read_units_total counter",
         "# TYPE dynastore_consumed_write_units_total counter",
@@ -72,7 +73,18 @@ def prometheus_metrics(database: Database) -> bytes:
             lines.append(_sample("dynastore_key_consumed_units_total", labels, stats.read_units + stats.write_units))
             lines.append(_sample("dynastore_key_throttled_requests_total", labels, stats.throttled))
         _top_key_samples(lines, name, state, database.now())
+    lines.extend(_replication_samples(database))
     return ("\n".join(lines) + "\n").encode()
+
+
+def _replication_samples(database: Database) -> list[str]:
+    """Global tables' counters: writes applied, overwrites, discarded writes
+    and replicated write units per table (dynastore/replication/)."""
+    if database.replication is None:
+        return []
+    from dynastore.replication.replicator import replication_samples
+
+    return replication_samples(database)
 
 
 def _index_partition_samples(lines: list[str], table: str, index: str, resource: IndexResource) -> None:

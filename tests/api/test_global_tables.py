@@ -328,3 +328,47 @@ def test_the_legacy_api_answers_as_dynamodb_does_today(
                  GlobalTableBillingMode="PAY_PER_REQUEST") == missing
     assert east.list_global_tables()["GlobalTables"] == []
     assert east.list_global_tables(RegionName=WEST)["GlobalTables"] == []
+
+
+def test_capacity_and_ttl_settings_apply_to_every_replica(
+    regional: Callable[[str], Any], global_table: Callable[..., str]
+) -> None:
+    name = global_table(BillingMode="PROVISIONED", ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
+    east, west = regional(EAST), regional(WEST)
+    add_replica(regional, name, WEST)
+    # A manual throughput change in any region applies group-wide (ack-api-quirks DDB-TABLE-251).
+    west.update_table(TableName=name, ProvisionedThroughput={"ReadCapacityUnits": 8, "WriteCapacityUnits": 9})
+    throughput = east.describe_table(TableName=name)["Table"]["ProvisionedThroughput"]
+    assert (throughput["ReadCapacityUnits"], throughput["WriteCapacityUnits"]) == (8, 9)
+    east.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires"})
+    assert west.describe_time_to_live(TableName=name)["TimeToLiveDescription"] == {
+        "TimeToLiveStatus": "ENABLED", "AttributeName": "expires"}
+    # Deletion protection is each region's own.
+    east.update_table(TableName=name, DeletionProtectionEnabled=True)
+    assert west.describe_table(TableName=name)["Table"]["DeletionProtectionEnabled"] is False
+    east.update_table(TableName=name, DeletionProtectionEnabled=False)
+
+
+def test_an_index_created_in_one_region_is_every_replicas(
+    regional: Callable[[str], Any], global_table: Callable[..., str]
+) -> None:
+    name = global_table()
+    east, west = regional(EAST), regional(WEST)
+    east.put_item(TableName=name, Item={"pk": {"S": "a"}, "colour": {"S": "red"}})
+    add_replica(regional, name, WEST)  # the item is in both regions
+    east.update_table(TableName=name, AttributeDefinitions=[{"AttributeName": "colour", "AttributeType": "S"}],
+                      GlobalSecondaryIndexUpdates=[{"Create": {
+                          "IndexName": "by-colour", "Projection": {"ProjectionType": "ALL"},
+                          "KeySchema": [{"AttributeName": "colour", "KeyType": "HASH"}]}}])
+    for _ in range(500):  # both backfills done
+        statuses = [client.describe_table(TableName=name)["Table"]["GlobalSecondaryIndexes"][0]["IndexStatus"]
+                    for client in (east, west)]
+        if statuses == ["ACTIVE", "ACTIVE"]:
+            break
+        import time
+
+        time.sleep(0.02)
+    assert statuses == ["ACTIVE", "ACTIVE"]
+    found = west.query(TableName=name, IndexName="by-colour", KeyConditionExpression="colour = :c",
+                       ExpressionAttributeValues={":c": {"S": "red"}})["Items"]
+    assert [entry["pk"] for entry in found] == [{"S": "a"}]  # the replica's own index, backfilled there

@@ -155,3 +155,54 @@ def test_replicated_writes_consume_write_capacity_in_the_receiving_region() -> N
         assert replica["ReplicatedWriteUnits"] == 2.0
     finally:
         stop_server(process)
+
+
+def test_a_replica_being_filled_when_the_server_dies_is_filled_after_the_restart(tmp_path: Path) -> None:
+    data_dir = str(tmp_path / "data")
+    process, url = start_server("--data-dir", data_dir)
+    try:
+        east = regional_client(url, "us-east-1")
+        east.create_table(TableName=TABLE, KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                          AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                          BillingMode="PAY_PER_REQUEST")
+        for start in range(0, 2000, 25):
+            east.batch_write_item(RequestItems={TABLE: [
+                {"PutRequest": {"Item": {"pk": {"S": f"k{number}"}, "payload": {"S": "x" * 100}}}}
+                for number in range(start, start + 25)]})
+        east.update_table(TableName=TABLE, ReplicaUpdates=[{"Create": {"RegionName": "us-west-2"}}])
+        process.send_signal(signal.SIGKILL)  # the backfill runs in the background, a batch at a time
+        process.wait(timeout=10)
+    finally:
+        stop_server(process)
+    process, url = start_server("--data-dir", data_dir)
+    try:
+        west, east = regional_client(url, "us-west-2"), regional_client(url, "us-east-1")
+        for _ in range(500):  # the pump resumes it: only us-east-1 is asked here
+            replicas = east.describe_table(TableName=TABLE)["Table"]["Replicas"]
+            if [replica["ReplicaStatus"] for replica in replicas] == ["ACTIVE"]:
+                break
+            threading.Event().wait(0.05)
+        assert [replica["ReplicaStatus"] for replica in replicas] == ["ACTIVE"]
+        assert west.describe_table(TableName=TABLE)["Table"]["TableStatus"] == "ACTIVE"
+        assert keys_in(west) == {f"k{number}" for number in range(2000)}
+    finally:
+        stop_server(process)
+
+
+def test_single_region_mode_has_no_replicas() -> None:
+    process, url = start_server("--in-memory", "--single-region")
+    try:
+        east = regional_client(url, "us-east-1")
+        east.create_table(TableName=TABLE, KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                          AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                          BillingMode="PAY_PER_REQUEST")
+        try:
+            east.update_table(TableName=TABLE, ReplicaUpdates=[{"Create": {"RegionName": "us-west-2"}}])
+        except east.exceptions.ClientError as error:
+            assert error.response["Error"]["Code"] == "ValidationException"
+            assert "--single-region" in error.response["Error"]["Message"]
+        else:
+            raise AssertionError("a replica was created in --single-region mode")
+        assert "Replicas" not in east.describe_table(TableName=TABLE)["Table"]
+    finally:
+        stop_server(process)

@@ -295,7 +295,7 @@ def test_copy_as_code_for_boto3_js_and_the_cli(ui: Console, served: ServedProces
     code = page.locator("#partiql-code-text")
     code.wait_for()
     python = code.inner_text()
-    assert f'boto3.client("dynamodb", endpoint_url="{served.endpoint}")' in python
+    assert f'boto3.client("dynamodb", region_name="us-east-1", endpoint_url="{served.endpoint}")' in python
     assert "response = client.execute_statement(" in python
     assert 'Statement="SELECT * FROM \\"app\\" WHERE \\"PK\\" = ? AND \\"status\\" <> \'it\'\'s\'",' in python
     assert 'Parameters=[{"S": "USER#1"}],' in python and "Limit=5," in python and "ConsistentRead=True," in python
@@ -307,7 +307,7 @@ def test_copy_as_code_for_boto3_js_and_the_cli(ui: Console, served: ServedProces
     cli = code.inner_text()
     assert cli.startswith("aws dynamodb execute-statement \\\n    --statement 'SELECT * FROM \"app\" WHERE")
     assert "--parameters '[{\"S\":\"USER#1\"}]'" in cli and "--limit 5" in cli and "--consistent-read" in cli
-    assert f"--endpoint-url {served.endpoint}" in cli
+    assert f"--region us-east-1 \\\n    --endpoint-url {served.endpoint}" in cli  # the console's region is named
     ui.shot("partiql-code")
     # the generated Python is the request the page would send
     arguments = python.split("response = client.execute_statement(", 1)[1]

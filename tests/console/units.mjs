@@ -112,6 +112,18 @@ test("code generation: boto3, JS v3, CLI", () => {
   assert.ok(cli.includes(`'{":PK":{"S":"it'\\''s"}}'`));
 });
 
+test("code generation names the console's region", () => {
+  const params = { TableName: "app", Key: { PK: { S: "x" } } };
+  assert.ok(codegen.boto3Code("GetItem", params, "http://127.0.0.1:8000", "eu-west-1")
+    .includes('boto3.client("dynamodb", region_name="eu-west-1", endpoint_url="http://127.0.0.1:8000")'));
+  assert.ok(codegen.boto3Code("GetItem", params, "https://dynamodb.eu-west-1.amazonaws.com", "eu-west-1")
+    .includes('boto3.client("dynamodb", region_name="eu-west-1")'));
+  assert.ok(codegen.jsV3Code("GetItem", params, "http://127.0.0.1:8000", "eu-west-1")
+    .includes('new DynamoDBClient({ region: "eu-west-1", endpoint: "http://127.0.0.1:8000" })'));
+  const cli = codegen.cliCode("GetItem", params, "http://127.0.0.1:8000", "eu-west-1");
+  assert.ok(cli.includes("--region eu-west-1") && cli.includes("--endpoint-url http://127.0.0.1:8000"));
+});
+
 if (io) {
   test("CSV round trip keeps scalar types in the header", () => {
     const items = [{ id: { N: "1" }, name: { S: 'a "quoted", name' }, tags: { SS: ["x"] } }, { id: { N: "2" }, ok: { BOOL: true } }];

@@ -21,8 +21,12 @@ function python(value, indent = 0) {
   return flat.length < 80 ? flat : `{\n${entries.map((entry) => pad + entry).join(",\n")},\n${end}}`;
 }
 
-export function boto3Code(operation, params, endpoint) {
-  const options = LOCAL_ENDPOINT(endpoint) ? `"dynamodb", endpoint_url=${JSON.stringify(endpoint)}` : `"dynamodb"`;
+// ``region`` (the console's region, where the tables it shows live) is named in
+// the code: a client of another region would not find them (global tables'
+// replicas are the same table in other regions).
+export function boto3Code(operation, params, endpoint, region) {
+  const named = region ? `, region_name=${JSON.stringify(region)}` : "";
+  const options = LOCAL_ENDPOINT(endpoint) ? `"dynamodb"${named}, endpoint_url=${JSON.stringify(endpoint)}` : `"dynamodb"${named}`;
   const args = Object.entries(params).map(([key, value]) => `    ${key}=${python(value, 1)},`).join("\n");
   return `import boto3\n\nclient = boto3.client(${options})\nresponse = client.${SNAKE(operation)}(\n${args}\n)\n`;
 }
@@ -31,9 +35,12 @@ function jsLiteral(value) {
   return JSON.stringify(value, null, 2).replace(/^(\s*)"([A-Za-z_$][\w$]*)":/gm, "$1$2:");
 }
 
-export function jsV3Code(operation, params, endpoint) {
+export function jsV3Code(operation, params, endpoint, region) {
   const command = `${operation}Command`;
-  const options = LOCAL_ENDPOINT(endpoint) ? `{ endpoint: ${JSON.stringify(endpoint)} }` : "{}";
+  const members = [];
+  if (region) members.push(`region: ${JSON.stringify(region)}`);
+  if (LOCAL_ENDPOINT(endpoint)) members.push(`endpoint: ${JSON.stringify(endpoint)}`);
+  const options = members.length ? `{ ${members.join(", ")} }` : "{}";
   return `import { DynamoDBClient, ${command} } from "@aws-sdk/client-dynamodb";\n\n` +
     `const client = new DynamoDBClient(${options});\n` +
     `const response = await client.send(new ${command}(${jsLiteral(params)}));\n`;
@@ -43,7 +50,7 @@ function shellQuote(text) { return `'${String(text).replace(/'/g, "'\\''")}'`; }
 
 const CLI_FLAGS = { ScanIndexForward: ["--scan-index-forward", "--no-scan-index-forward"], ConsistentRead: ["--consistent-read", "--no-consistent-read"] };
 
-export function cliCode(operation, params, endpoint) {
+export function cliCode(operation, params, endpoint, region) {
   const lines = [`aws dynamodb ${KEBAB(operation)}`];
   for (const [key, value] of Object.entries(params)) {
     if (key === "ExclusiveStartKey") continue;
@@ -53,6 +60,7 @@ export function cliCode(operation, params, endpoint) {
     else if (typeof value === "number") lines.push(`--${KEBAB(key)} ${value}`);
     else lines.push(`--${KEBAB(key)} ${shellQuote(value)}`);
   }
+  if (region) lines.push(`--region ${region}`);
   if (LOCAL_ENDPOINT(endpoint)) lines.push(`--endpoint-url ${endpoint}`);
   return lines.join(" \\\n    ") + "\n";
 }

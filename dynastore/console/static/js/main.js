@@ -7,6 +7,7 @@ import { clear, field, formatBytes, formatCount, h, modal, modalOpen, setReadonl
 import { renderBrowse } from "./views/browse.js";
 import { renderBuilder } from "./views/builder.js";
 import { renderCapacity } from "./views/capacity.js";
+import { renderReplicas } from "./views/replicas.js";
 import { renderCollections } from "./views/collections.js";
 import { renderImportExport } from "./views/io.js";
 import { renderItem } from "./views/item.js";
@@ -20,7 +21,7 @@ const crumbs = document.getElementById("crumbs");
 const statusBar = document.getElementById("status-bar");
 
 const TABLE_TABS = [
-  ["items", "Items"], ["collections", "Single-table"], ["builder", "Expression builder"], ["overview", "Overview"], ["io", "Import / Export"], ["capacity", "Capacity"], ["partiql", "PartiQL"],
+  ["items", "Items"], ["collections", "Single-table"], ["builder", "Expression builder"], ["overview", "Overview"], ["io", "Import / Export"], ["capacity", "Capacity"], ["replicas", "Replicas"], ["partiql", "PartiQL"],
 ];
 
 
@@ -56,7 +57,7 @@ async function render() {
 }
 
 async function renderTablePage(table, tab, params) {
-  const renderers = { items: renderBrowse, collections: renderCollections, builder: renderBuilder, overview: renderOverview, io: renderImportExport, capacity: renderCapacity, partiql: renderPartiql, item: renderItem };
+  const renderers = { items: renderBrowse, collections: renderCollections, builder: renderBuilder, overview: renderOverview, io: renderImportExport, capacity: renderCapacity, replicas: renderReplicas, partiql: renderPartiql, item: renderItem };
   const renderer = renderers[tab] || renderBrowse;
   const head = h("div", { class: "page-head" }, h("h1", {}, table));
   const tabs = h("nav", { class: "tabs", "aria-label": "Table views" },
@@ -150,7 +151,7 @@ function toggleTheme() {
 }
 
 const SHORTCUTS = [
-  ["/", "Focus the search / key finder"], ["1 – 7", "Switch table tab"], ["j / k", "Next / previous row"], ["Enter", "Open the selected item"],
+  ["/", "Focus the search / key finder"], ["1 – 8", "Switch table tab"], ["j / k", "Next / previous row"], ["Enter", "Open the selected item"],
   ["n / p", "Next / previous page"], ["Ctrl+Enter", "Run the query or expression"], ["Ctrl+S", "Save the item being edited"],
   ["g t", "Go to the tables list"], ["Shift+D", "Toggle dark mode"], ["Esc", "Close a dialog"], ["?", "This help"],
 ];
@@ -172,7 +173,7 @@ document.addEventListener("keydown", (event) => {
     const target = view.querySelector("[data-focus]") || view.querySelector("input, textarea");
     if (target) { target.focus(); event.preventDefault(); }
   } else if (event.key === "t" && lastKey === "g") go("#/");
-  else if (/^[1-7]$/.test(event.key) && parts[0] === "t") go(tableHash(parts[1], TABLE_TABS[Number(event.key) - 1][0]));
+  else if (/^[1-8]$/.test(event.key) && parts[0] === "t") go(tableHash(parts[1], TABLE_TABS[Number(event.key) - 1][0]));
   lastKey = event.key;
 });
 

@@ -8,6 +8,7 @@ import { COMPARISONS, ExpressionBuilder, KEY_OPERATORS, VALUE_TYPES, conditionEx
 import { go, itemHash, setPageKeys } from "../nav.js";
 import { clear, copyText, field, h, modal, select, spinner } from "../ui.js";
 import { exportRows } from "./io.js";
+import { session } from "../session.js";
 
 const PAGE_SIZES = ["25", "50", "100", "200", "500"];
 const states = new Map();
@@ -224,7 +225,7 @@ export async function showCode(operation, request) {
   const code = h("pre", { class: "codeblock" });
   const tabs = h("div", { class: "code-tabs" });
   const show = (index) => {
-    code.textContent = GENERATORS[index][1](operation, params, endpoint);
+    code.textContent = GENERATORS[index][1](operation, params, endpoint, session.region);
     [...tabs.children].forEach((button, i) => button.classList.toggle("active", i === index));
   };
   GENERATORS.forEach(([label], index) => tabs.append(h("button", { class: "small", onclick: () => show(index) }, label)));

@@ -11,6 +11,7 @@ import { presetStatement } from "./partiql.js";
 import { clear, copyText, field, h, select } from "../ui.js";
 import { filterRow, indexOptions, itemsTable } from "./browse.js";
 import { primaryKeyOf } from "../ddb.js";
+import { session } from "../session.js";
 
 const OPERATIONS = ["Query", "Scan", "UpdateItem", "DeleteItem"];
 const RETURN_VALUES = ["NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"];
@@ -188,7 +189,7 @@ function outputSkeleton(result, table, state) {
   output.show = (index, endpoint) => {
     state.codeTab = index;
     output.endpoint = endpoint ?? output.endpoint;
-    code.textContent = output.request ? GENERATORS[index][1](state.op, output.request, output.endpoint) : "";
+    code.textContent = output.request ? GENERATORS[index][1](state.op, output.request, output.endpoint, session.region) : "";
     [...tabs.children].forEach((button, i) => button.classList.toggle("active", i === index));
   };
   GENERATORS.forEach(([label], index) => tabs.append(h("button", { class: "small", onclick: () => output.show(index) }, label)));

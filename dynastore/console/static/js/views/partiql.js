@@ -12,6 +12,7 @@ import { loadHistory, remember, saveHistory } from "../partiql/history.js";
 import { analyzeStatement, partitionKeyLookup, scanVerdict } from "../partiql/scan.js";
 import { clear, copyText, field, h, modal, spinner } from "../ui.js";
 import { itemsTable } from "./browse.js";
+import { session } from "../session.js";
 
 /** Items read once to learn attribute names beyond the keys (a Scan with this Limit). */
 export const SAMPLE_SIZE = 25;
@@ -164,7 +165,7 @@ export async function renderPartiql(body, tableName) {
     const code = h("pre", { class: "codeblock", id: "partiql-code-text" });
     const tabs = h("div", { class: "code-tabs" });
     const show = (index) => {
-      code.textContent = STATEMENT_GENERATORS[index][1](request, endpoint);
+      code.textContent = STATEMENT_GENERATORS[index][1](request, endpoint, session.region);
       [...tabs.children].forEach((button, i) => button.classList.toggle("active", i === index));
     };
     STATEMENT_GENERATORS.forEach(([label], index) => tabs.append(h("button", { class: "small", onclick: () => show(index) }, label)));

@@ -6,6 +6,7 @@ import { keySchemaOf } from "../ddb.js";
 import { go, refreshSidebar, setPageKeys, tableHash } from "../nav.js";
 import { clear, copyText, field, formatBytes, formatCount, h, modal, select, spinner, toast } from "../ui.js";
 import { daxCard } from "./dax.js";
+import { session } from "../session.js";
 
 const DESCRIBE_CONCURRENCY = 8;
 
@@ -166,7 +167,7 @@ export async function renderCreateTable(view) {
         problem, h("div", { class: "btn-row" }, submit, h("button", { onclick: () => history.back() }, "Cancel"))),
       h("div", { class: "card stack" }, h("h2", {}, "Request"), preview,
         h("div", { class: "btn-row" }, GENERATORS.map(([label, generate]) => h("button", { class: "small", onclick: () => {
-          try { copyText(generate("CreateTable", createRequest(form, gsiRows, lsiRows), location.origin)); } catch (error) { toast(error.message, "error"); }
+          try { copyText(generate("CreateTable", createRequest(form, gsiRows, lsiRows), location.origin, session.region)); } catch (error) { toast(error.message, "error"); }
         } }, `Copy ${label}`))))));
   update();
 }
