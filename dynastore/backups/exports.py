@@ -298,6 +298,10 @@ def start_export(database: Database, request: dict[str, Any], *, require_pitr: b
     )
     # The record first, then the view: a kill -9 between the two leaves a
     # record without its view, which resume ends FAILED (never a stray hold).
+    # The job's lock is taken first, so that another server sharing the store
+    # cannot take the half-begun record for a crashed one meanwhile: it steps
+    # the job only once this server is gone (the lock goes with it).
+    database.storage.hold_lock(database.storage_name(f"export-job/{export_id}"))
     save(database, record)
     try:
         held = pitr.hold(database, schema.name, record.holder, from_time if from_time is not None else export_time)

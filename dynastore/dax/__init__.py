@@ -18,6 +18,7 @@ ids), ``service`` (the node's state, error answers),
 
 from __future__ import annotations
 
+import argparse
 import os
 import weakref
 from typing import TYPE_CHECKING, Any

@@ -49,8 +49,8 @@ from dynastore.ops import ALL_OPERATIONS, READ_OPERATIONS, dispatch, reads_only
 from dynastore.protocol.authorization import check_credentials_present
 from dynastore.protocol.http import APPLICATION_JSON, JSON_1_0, TEXT_PLAIN, Reply
 from dynastore.protocol.sigv4 import Caller, SignatureVerifier, credential_scope_region
-from dynastore.replication.admin import ADMIN_REPLICATION_PATH, handle_admin_replication
 from dynastore.redis.admin import ADMIN_REDIS_PATH, handle_admin_redis
+from dynastore.replication.admin import ADMIN_REPLICATION_PATH, handle_admin_replication
 from dynastore.storage.errors import StorageUnavailable
 from dynastore.streams_api import dispatch_streams
 from dynastore.streams_api.triggers import ADMIN_TRIGGERS_PATH, handle_admin_triggers
