@@ -241,3 +241,5 @@ REDIS_ADMIN_KEYS_PAGE_MAX = 1000
 """Keys one page of POST /_dynastore/redis/keys lists at most."""
 REDIS_ADMIN_HOT_KEYS = 20
 """Hottest and biggest keys GET /_dynastore/redis reports."""
+REDIS_HOT_KEY_WINDOW_SECONDS = 10.0
+"""The hot-key view's rates cover the current and the previous window of this length."""
