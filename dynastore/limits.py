@@ -286,3 +286,5 @@ REDIS_ADMIN_KEYS_PAGE_MAX = 1000
 REDIS_ADMIN_HOT_KEYS = 20
 """Hottest and biggest keys GET /_dynastore/redis reports."""
 DAX_STALLED_REQUEST_SECONDS = 30  # a DAX connection holding a half-sent request this long is closed
+REDIS_HOT_KEY_WINDOW_SECONDS = 10.0
+"""The hot-key view's rates cover the current and the previous window of this length."""

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import base64
-import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -177,12 +176,9 @@ def keys_page(server: RedisServer, db: int, spec: dict[str, Any]) -> Answer:
 
 def overview(server: RedisServer) -> dict[str, Any]:
     stats = server.stats
-    elapsed = max(1.0, time.time() - stats.reset_at)
     now = server.now_ms()
-    hot = sorted(stats.key_operations.items(), key=lambda pair: pair[1], reverse=True)
     hot_keys = []
-    for key, operations in hot[:limits.REDIS_ADMIN_HOT_KEYS]:
-        rate = operations / elapsed
+    for key, operations, rate in stats.key_rates()[:limits.REDIS_ADMIN_HOT_KEYS]:
         item: dict[str, Any] = {"Key": to_json(key), "Operations": operations,
                                 "OperationsPerSecond": round(rate, 2)}
         if rate >= HOT_KEY_SHARD_OPERATIONS_PER_SECOND:

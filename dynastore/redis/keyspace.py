@@ -190,8 +190,8 @@ class Keyspace:
         self.elements_id = ids.get(ELEMENTS_NAME) or storage.create_table(ELEMENTS_NAME, b"{}")
         for row in storage.scan(self.heads_id, 0, HASH_SPACE):
             db, key = row.pk[0], row.pk[1:]
-            if db >= len(self.dbs):
-                continue
+            if db >= len(self.dbs) or row.sk or not row.item or row.item[0] not in _LETTER_TYPES:
+                continue  # not a head row of this layout
             entry = _decode_head(row.item)
             self.dbs[db][key] = entry
             if entry.expire_ms is not None:

@@ -59,6 +59,26 @@ class Stats:
         self.commands: dict[str, list[float]] = {}
         """Per command: [calls, microseconds, failed calls] (INFO commandstats, metrics)."""
         self.key_operations: dict[bytes, int] = {}
+        """Operations per key in the current window (the hot-key view)."""
+        self.previous_key_operations: dict[bytes, int] = {}
+        self.window_started = time.monotonic()
+        self.previous_window_started = self.window_started
+
+    def rotate_windows(self, now: float) -> None:
+        """Start a new hot-key window: rates cover the last one or two windows."""
+        self.previous_key_operations = self.key_operations
+        self.key_operations = {}
+        self.previous_window_started = self.window_started
+        self.window_started = now
+
+    def key_rates(self) -> list[tuple[bytes, int, float]]:
+        """(key, operations, operations per second) over the last windows, hottest first."""
+        seconds = max(1.0, time.monotonic() - self.previous_window_started)
+        counts = dict(self.previous_key_operations)
+        for key, count in self.key_operations.items():
+            counts[key] = counts.get(key, 0) + count
+        ranked = sorted(counts.items(), key=lambda pair: pair[1], reverse=True)
+        return [(key, count, count / seconds) for key, count in ranked]
 
 
 class Client:
@@ -223,6 +243,9 @@ class RedisServer:
             self._sweep_step()
 
     def _sweep_step(self) -> None:
+        moment = time.monotonic()
+        if moment - self.stats.window_started >= limits.REDIS_HOT_KEY_WINDOW_SECONDS:
+            self.stats.rotate_windows(moment)
         heap = self.keyspace.deadlines
         if not heap or heap[0][0] > self.now_ms():
             return
