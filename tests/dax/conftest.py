@@ -116,8 +116,11 @@ def dax_client(url: str, **options: Any) -> Any:
     )
 
 
-@pytest.fixture(scope="module")  # its threads must be gone before another module runs (hypothesis checks the random module)
+@pytest.fixture(scope="module")
 def dax(dax_server: DaxServerProcess) -> Iterator[Any]:
+    """Module-scoped: the client's background threads (discovery, health
+    checks) draw from the global ``random``, which Hypothesis tests of other
+    modules in the same worker process would see as theirs."""
     client = dax_client(dax_server.dax_url)
     try:
         yield client
