@@ -35,9 +35,14 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     if schema.deletion_protection:
         raise ValidationException(PROTECTED_MESSAGE)
     if "replication" in schema.extensions:  # one member of a STRONG global table cannot go alone
+        from dynastore.replication.replica_updates import check_source_hold
+        from dynastore.replication.replicas import replica_set
         from dynastore.replication.strong import check_table_deletion
 
         check_table_deletion(schema)
+        replicas = replica_set(schema)
+        if replicas is not None:  # the source of a replica added in the last 24 hours stays
+            check_source_hold(replicas, database.region, database.now())
     item_count, size_bytes = database.table_statistics(schema)
     index_statistics = database.index_statistics(schema)
     if (schema.extensions.get(CHANGE_LOG) or {}).get("pitr") is not None:

@@ -96,6 +96,7 @@ def carry_index_updates(database: Database, schema: TableSchema, request: dict[s
     replicas = replica_set(schema)
     for replica in replicas.others(database.region) if replicas is not None else ():
         other = region_database(database, replica.region)
+        other.refresh_catalogue(check=True)  # another server may have changed it
         member = other.tables.get(schema.name)
         if member is None:
             continue

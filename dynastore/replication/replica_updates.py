@@ -297,7 +297,8 @@ def create_replica(
             f"Attempt to change a resource which is still in use: Table is being updated: {schema.name}"
         )
     overrides = {name: action.settings[name] for name in CREATE_OVERRIDES if action.settings.get(name)}
-    replicas = current.with_replica(Replica(action.region, CREATING, database.region, overrides))
+    replicas = current.with_replica(Replica(action.region, CREATING, database.region, overrides,
+                                            added_from=database.region, added_at=now))
     if STREAM_EXTENSION not in schema.extensions:
         schema = database.streams.enable(schema, REPLICATED_STREAM_VIEW, now)
     from dynastore.replication.replicator import attach_all
@@ -356,6 +357,7 @@ def publish_replica_set(database: Database, table_name: str, replicas: ReplicaSe
     """Write ``replicas`` into the definition of every member still holding the table."""
     for region in {database.region, *replicas.regions}:
         member_database = database if region == database.region else region_database(database, region)
+        member_database.refresh_catalogue(check=True)  # on a shared store, another server's changes first
         member = member_database.tables.get(table_name)
         if member is not None:
             member_database.update_table(with_replica_set(member, replicas))
@@ -429,10 +431,27 @@ def change_replica_set(
             publish_replica_set(database, table_name, change(current))
 
 
+SOURCE_HOLD_SECONDS = 24 * 3600
+"""A region a replica was created from cannot go for 24 hours while that replica exists."""
+
+
+def check_source_hold(replicas: ReplicaSet, region: str, now: float) -> None:
+    """DeleteTable in ``region``, or its Delete from another region: refused
+    while a replica created from it in the last 24 hours is still a member
+    (measured live: ack-api-quirks; the developer guide)."""
+    for replica in replicas.others(region):
+        if replica.added_from == region and replica.added_at is not None and now - replica.added_at < SOURCE_HOLD_SECONDS:
+            raise ValidationException(
+                "Replica cannot be deleted because it has acted as a source region for new replica(s) being "
+                "added to the table in the last 24 hours."
+            )
+
+
 def delete_replica(database: Database, schema: TableSchema, region: str) -> TableSchema:
     current = replica_set(schema)
     if current is None or current.member(region) is None:
         raise _not_members(region)
+    check_source_hold(current, region, database.now())
     target = region_database(database, region)
     if schema.name in target.tables:
         target.drop_table(schema.name)
@@ -478,6 +497,7 @@ def carry_settings(database: Database, schema: TableSchema, ttl: bool = False) -
     with replica_set_lock(database):
         for replica in current.others(database.region):
             other = region_database(database, replica.region)
+            other.refresh_catalogue(check=True)
             member = other.tables.get(schema.name)
             if member is None:
                 continue

@@ -47,6 +47,10 @@ class Replica:
     status: str = ACTIVE
     source: str | None = None
     overrides: dict[str, Any] = field(default_factory=dict)
+    added_from: str | None = None
+    """The region the replica was created from, and when (the source may not
+    be deleted for 24 hours while the replica exists: replica_updates.py)."""
+    added_at: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"region": self.region, "status": self.status}
@@ -54,12 +58,14 @@ class Replica:
             entry["source"] = self.source
         if self.overrides:
             entry["overrides"] = self.overrides
+        if self.added_from is not None:
+            entry["added_from"], entry["added_at"] = self.added_from, self.added_at
         return entry
 
     @classmethod
     def from_json(cls, entry: dict[str, Any]) -> Replica:
         return cls(entry["region"], entry.get("status", ACTIVE), entry.get("source"),
-                   dict(entry.get("overrides") or {}))
+                   dict(entry.get("overrides") or {}), entry.get("added_from"), entry.get("added_at"))
 
 
 @dataclass(frozen=True)

@@ -283,9 +283,9 @@ class Replicator:
 
         write = parse_queue_row(queue_row)
         queue_target = write_path.Target(source.replication_queue_id, queue_row.pk, queue_row.sk)
-        schema = target.tables.get(write.table_name)
-        replicas = replica_set(schema) if schema is not None else None
-        member = replicas.member(target.region) if replicas is not None else None
+        schema, member = self._member(target, write.table_name)
+        if (schema is None or member is None) and target.refresh_catalogue(check=True):
+            schema, member = self._member(target, write.table_name)  # another server changed the catalogue
         if schema is None or member is None or member.status not in (ACTIVE, CREATING):
             write_path.write(target, [queue_target], lambda rows, _: [write_path.DELETE if rows[0] else None],
                              conflicts=write_path.RETRY_ALL)
@@ -315,6 +315,13 @@ class Replicator:
         )
         self._count(target, schema, write, written[0], outcome[0])
         return outcome[0]
+
+    @staticmethod
+    def _member(target: Database, table_name: str) -> tuple[TableSchema | None, Any]:
+        """The receiving region's table and its entry in the replica set (None, None: not a replica there)."""
+        schema = target.tables.get(table_name)
+        replicas = replica_set(schema) if schema is not None else None
+        return schema, (replicas.member(target.region) if replicas is not None else None)
 
     def _count(self, target: Database, schema: TableSchema, write: Replicated, written: Any, outcome: str) -> None:
         if outcome == "gone":

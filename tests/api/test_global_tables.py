@@ -361,8 +361,8 @@ def test_an_index_created_in_one_region_is_every_replicas(
                           "IndexName": "by-colour", "Projection": {"ProjectionType": "ALL"},
                           "KeySchema": [{"AttributeName": "colour", "KeyType": "HASH"}]}}])
     for _ in range(500):  # both backfills done
-        statuses = [client.describe_table(TableName=name)["Table"]["GlobalSecondaryIndexes"][0]["IndexStatus"]
-                    for client in (east, west)]
+        statuses = [(client.describe_table(TableName=name)["Table"].get("GlobalSecondaryIndexes") or [{}])[0]
+                    .get("IndexStatus") for client in (east, west)]
         if statuses == ["ACTIVE", "ACTIVE"]:
             break
         import time

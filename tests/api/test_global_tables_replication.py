@@ -15,8 +15,10 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 
 from tests.api.conftest import TEST_CLIENT_CONFIG
+from tests.api.helpers import error_of
 from tests.api.test_global_tables import EAST, WEST, add_replica, global_table, regional
 
 __all__ = ["global_table", "regional"]  # fixtures, shared with test_global_tables.py
@@ -211,3 +213,23 @@ def test_a_ttl_deletion_replicates_as_the_services(
     assert item(west, name, "old") is None
     removed = [record for record in stream_records(streams(WEST), west, name) if record["eventName"] == "REMOVE"]
     assert removed[-1]["userIdentity"] == {"PrincipalId": "dynamodb.amazonaws.com", "Type": "Service"}
+
+
+def test_a_replicas_source_stays_for_24_hours(
+    endpoint: str, regional: Callable[[str], Any], global_table: Callable[..., str]
+) -> None:
+    name = global_table()
+    east, west = regional(EAST), regional(WEST)
+    add_replica(regional, name, WEST)
+    held = ("ValidationException", (
+        "Replica cannot be deleted because it has acted as a source region for new replica(s) being added to "
+        "the table in the last 24 hours."))
+    with pytest.raises(ClientError) as excinfo:
+        east.delete_table(TableName=name)
+    assert error_of(excinfo) == held
+    with pytest.raises(ClientError) as excinfo:
+        west.update_table(TableName=name, ReplicaUpdates=[{"Delete": {"RegionName": EAST}}])
+    assert error_of(excinfo) == held
+    advance(endpoint, 24 * 3600 + 1)
+    west.update_table(TableName=name, ReplicaUpdates=[{"Delete": {"RegionName": EAST}}])
+    assert "Replicas" not in west.describe_table(TableName=name)["Table"]
