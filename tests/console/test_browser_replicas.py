@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from tests.console.test_browser import Console, browser, seeded, ui
+from tests.console.conftest import Console
+from tests.console.test_browser import seeded, ui
 
-__all__ = ["browser", "seeded", "ui"]  # fixtures, shared with test_browser.py
+__all__ = ["seeded", "ui"]  # fixtures, shared with test_browser.py (browser is conftest's)
 
 TABLE = "ledger"
 
