@@ -28,7 +28,7 @@ FORBIDDEN_UPWARD_IMPORTS = {
     "ops": ("protocol", "cli"),
     "partiql": ("ops", "protocol", "storage", "database", "cli"),
     # The Redis protocol writes through the write path over the storage
-    # interface only, and calls no DynamoDB operation (docs/adr/0008).
+    # interface only, and calls no DynamoDB operation (docs/adr/0009).
     "redis": ("ops", "console", "cli", "storage.sqlite", "storage.memory", "storage.postgres"),
     "dax": ("cli", "console"),  # beside protocol/, over ops/ (ADR 0008)
 }

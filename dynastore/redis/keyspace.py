@@ -1,4 +1,4 @@
-"""Redis's keyspace over dynastore's store (docs/adr/0008-redis-protocol.md).
+"""Redis's keyspace over dynastore's store (docs/adr/0009-redis-protocol.md).
 
 Every Redis key of every database is stored in two storage tables of
 dynastore's own, written through the one write path (dynastore/write_path.py)
