@@ -27,6 +27,28 @@ from botocore.config import Config
 
 amazondax = pytest.importorskip("amazondax")
 
+
+def _give_the_dax_client_its_own_random() -> None:
+    """The DAX client's threads (endpoint refresh, retries, route choice) call
+    the global ``random`` module. Hypothesis tests running later in the same
+    worker process see its state move under them and fail as "Do not use the
+    random module inside strategies" (seen in CI even with the client closed
+    per module). The client's modules get a private generator instead."""
+    import importlib
+    import random
+
+    for name in ("amazondax.EndpointRefresher", "amazondax.RetryHandler", "amazondax.ClusterUtil",
+                 "amazondax.router.RouterUtils"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if getattr(module, "random", None) is random:
+            module.random = random.Random()  # type: ignore[attr-defined]
+
+
+_give_the_dax_client_its_own_random()
+
 REGION = "us-east-1"
 
 
