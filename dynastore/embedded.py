@@ -31,7 +31,7 @@ import contextlib
 import threading
 import uuid
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from types import TracebackType
@@ -420,7 +420,48 @@ def _aiobotocore_session_module() -> Any:
     return aiobotocore.session
 
 
-class BackgroundServer:
+class _LoopThread:
+    """A server on its own event loop in a daemon thread: started before
+    ``__init__`` returns (a failure to listen is raised there), stopped by
+    ``stop``. Subclasses set ``_server`` and say how it starts."""
+
+    _server: Any
+    host: str
+    port: int
+
+    def _start_thread(self, name: str) -> None:
+        self._loop = asyncio.new_event_loop()
+        started = threading.Event()
+        failure: list[BaseException] = []
+        self._thread = threading.Thread(target=self._run, args=(started, failure), name=name, daemon=True)
+        self._thread.start()
+        started.wait()
+        if failure:
+            raise failure[0]
+
+    def _start_server(self) -> Coroutine[Any, Any, tuple[str, int]]:
+        raise NotImplementedError
+
+    def _run(self, started: threading.Event, failure: list[BaseException]) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self.host, self.port = self._loop.run_until_complete(self._start_server())
+        except BaseException as error:  # reported to the caller of __init__
+            failure.append(error)
+            started.set()
+            return
+        started.set()
+        self._loop.run_forever()
+        self._loop.run_until_complete(self._server.stop())
+        self._loop.close()
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+
+
+class BackgroundServer(_LoopThread):
     """dynastore's HTTP server on its own event loop in a daemon thread,
     serving an EmbeddedDatabase (its requests take the database's lock)."""
 
@@ -430,41 +471,17 @@ class BackgroundServer:
         self._server = Server(embedded.database, host, port)
         # Requests from this thread and from in-process clients share one lock.
         self._server.application = _LockedApplication(embedded)
-        self._loop = asyncio.new_event_loop()
-        started = threading.Event()
-        failure: list[BaseException] = []
-        self._thread = threading.Thread(
-            target=self._run, args=(started, failure), name="dynastore-server", daemon=True
-        )
-        self._thread.start()
-        started.wait()
-        if failure:
-            raise failure[0]
+        self._start_thread("dynastore-server")
 
-    def _run(self, started: threading.Event, failure: list[BaseException]) -> None:
-        asyncio.set_event_loop(self._loop)
-        try:
-            self.host, self.port = self._loop.run_until_complete(self._server.start())
-        except BaseException as error:  # reported to the caller of __init__
-            failure.append(error)
-            started.set()
-            return
-        started.set()
-        self._loop.run_forever()
-        self._loop.run_until_complete(self._server.stop())
-        self._loop.close()
+    def _start_server(self) -> Coroutine[Any, Any, tuple[str, int]]:
+        return self._server.start()  # type: ignore[no-any-return]
 
     @property
     def endpoint_url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    def stop(self) -> None:
-        if self._thread.is_alive():
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=10)
 
-
-class BackgroundRedis:
+class BackgroundRedis(_LoopThread):
     """The Redis protocol (dynastore/redis/) on its own event loop in a daemon
     thread, over an EmbeddedDatabase (its commands take the database's lock)."""
 
@@ -473,35 +490,11 @@ class BackgroundRedis:
 
         with embedded._lock:
             self._server = RedisServer(embedded.database, lock=embedded._lock)
-        self._loop = asyncio.new_event_loop()
         self.host, self.port = host, port
-        started = threading.Event()
-        failure: list[BaseException] = []
-        self._thread = threading.Thread(
-            target=self._run, args=(started, failure), name="dynastore-redis", daemon=True
-        )
-        self._thread.start()
-        started.wait()
-        if failure:
-            raise failure[0]
+        self._start_thread("dynastore-redis")
 
-    def _run(self, started: threading.Event, failure: list[BaseException]) -> None:
-        asyncio.set_event_loop(self._loop)
-        try:
-            self.host, self.port = self._loop.run_until_complete(self._server.start(self.host, self.port))
-        except BaseException as error:  # reported to the caller of __init__
-            failure.append(error)
-            started.set()
-            return
-        started.set()
-        self._loop.run_forever()
-        self._loop.run_until_complete(self._server.stop())
-        self._loop.close()
-
-    def stop(self) -> None:
-        if self._thread.is_alive():
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=10)
+    def _start_server(self) -> Coroutine[Any, Any, tuple[str, int]]:
+        return self._server.start(self.host, self.port)  # type: ignore[no-any-return]
 
 
 class _LockedApplication:
