@@ -44,6 +44,24 @@ def request_id_prefix(url: str, table: str) -> str:
     return str(answer["ResponseMetadata"]["RequestId"])[:32]
 
 
+def answering_processes(url: str, table: str, wanted: int = 2) -> set[str]:
+    """Request-id prefixes seen over new connections, until ``wanted`` differ (or 30 s)."""
+    prefixes: set[str] = set()
+    deadline = time.monotonic() + 30
+    while len(prefixes) < wanted and time.monotonic() < deadline:
+        prefixes.add(request_id_prefix(url, table))
+    return prefixes
+
+
+def run_at_once(target: Any, arguments: list[tuple[Any, ...]]) -> None:
+    """``target(*each)`` for every entry of ``arguments``, in threads started together."""
+    threads = [threading.Thread(target=target, args=each) for each in arguments]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
 def workers_of(process: subprocess.Popen[bytes]) -> list[int]:
     found = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True)
     return [int(pid) for pid in found.stdout.split()]
@@ -92,11 +110,7 @@ def test_every_worker_serves_one_endpoint(database_url: str) -> None:
         # New connections land on both processes; each knows the table at
         # once (a worker is told of the catalogue change, or reloads it on a
         # miss, as a second server does).
-        prefixes = set()
-        deadline = time.monotonic() + 30
-        while len(prefixes) < 2 and time.monotonic() < deadline:
-            prefixes.add(request_id_prefix(url, "spread"))
-        assert len(prefixes) == 2
+        assert len(answering_processes(url, "spread")) == 2
 
         # ADD from many connections at once, over both workers: none lost.
         def add(count: int) -> None:
@@ -104,11 +118,7 @@ def test_every_worker_serves_one_endpoint(database_url: str) -> None:
                 client(url).update_item(TableName="spread", Key=KEY, UpdateExpression="ADD n :one",
                                         ExpressionAttributeValues={":one": {"N": "1"}})
 
-        threads = [threading.Thread(target=add, args=(15,)) for _ in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        run_at_once(add, [(15,)] * 4)
         item = client(url).get_item(TableName="spread", Key=KEY, ConsistentRead=True)["Item"]
         assert item["n"] == {"N": "60"}
     finally:
@@ -131,11 +141,7 @@ def test_conditional_inserts_have_one_winner_across_workers(database_url: str) -
                 assert error.response["Error"]["Code"] == "ConditionalCheckFailedException"
                 losses.append(writer)
 
-        threads = [threading.Thread(target=insert, args=(writer,)) for writer in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        run_at_once(insert, [(writer,) for writer in range(8)])
         assert len(wins) == 1 and len(losses) == 7
         stored = client(url).get_item(TableName="winners", Key={"k": {"S": "once"}}, ConsistentRead=True)
         assert stored["Item"]["w"] == {"N": str(wins[0])}
@@ -152,11 +158,7 @@ def test_a_killed_worker_is_started_again(database_url: str) -> None:
         replacement = wait_for(lambda: [pid for pid in workers_of(process) if pid != worker])
         assert len(replacement) == 1
         # The port keeps answering throughout, and the new worker serves too.
-        prefixes = set()
-        deadline = time.monotonic() + 30
-        while len(prefixes) < 2 and time.monotonic() < deadline:
-            prefixes.add(request_id_prefix(url, "restarts"))
-        assert len(prefixes) == 2
+        assert len(answering_processes(url, "restarts")) == 2
     finally:
         stop_server(process)
 
