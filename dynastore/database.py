@@ -429,11 +429,18 @@ class Database:
             for index in schema.indexes
         }
 
-    def update_table(self, schema: TableSchema, compare: bool = False) -> TableSchema:
+    def update_table(self, schema: TableSchema, compare: bool = True) -> TableSchema:
         """Persist a changed definition of an existing table (same name and
-        id). With ``compare``, only if the stored definition is still the one
-        ``schema`` was made from (its generation; storage.base.CatalogueChanged
-        if another server changed it meanwhile: refresh and redo)."""
+        id): a compare-and-set on the table's generation. It is written only
+        while the stored definition is still the one ``schema`` was made
+        from; else storage.base.CatalogueChanged and nothing is written (on a
+        shared store another server changed the table meanwhile: reload the
+        catalogue and derive the change again from the table as it is now;
+        ops/__init__.py's _on_the_current_catalogue does it for every
+        operation). ``compare=False`` writes whatever is stored: only for a
+        caller that took the table's lock (Storage.lock_table) in the same
+        transaction and re-read the definition under it, so nothing can have
+        come between (say why at the call)."""
         expected = schema.generation if compare else None
         generation = self.storage.update_table_metadata(schema.table_id, schema.to_metadata(), expected)
         schema = replace(schema, generation=generation)
