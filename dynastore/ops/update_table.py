@@ -59,13 +59,21 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     if replica_actions:
         creates_strong = replica_updates.check_replica_set_change(database, schema, request, replica_actions)
     now = database.now()
-    updated = apply_changes(database, schema, request, changes, now)
-    index_updates = None
-    if "GlobalSecondaryIndexUpdates" in changes:
-        index_updates = global_index_updates.plan_index_updates(updated, request, updated.billing_mode, now)
-        updated = apply_index_updates(database, updated, request, index_updates)
-    elif updated != schema and not replica_actions:
-        database.update_table(updated)
+    with database.storage.transaction():
+        # The table's lock first (the order of every catalogue change), and
+        # what the change makes beside the definition (a stream created or
+        # closed, index storage created or dropped) in the same transaction:
+        # when the definition's compare-and-set is refused (another server
+        # changed the table since this copy was read), none of it stays, and
+        # the handler runs again on the table as it is now (ops/__init__.py).
+        database.storage.lock_table(schema.table_id)
+        updated = apply_changes(database, schema, request, changes, now)
+        index_updates = None
+        if "GlobalSecondaryIndexUpdates" in changes:
+            index_updates = global_index_updates.plan_index_updates(updated, request, updated.billing_mode, now)
+            updated = apply_index_updates(database, updated, request, index_updates)
+        elif updated != schema and not replica_actions:
+            database.update_table(updated)
     deleted_replicas = []
     if replica_actions:
         deleted_replicas = [action.region for action in replica_actions if action.kind == "Delete"]
