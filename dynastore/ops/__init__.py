@@ -262,7 +262,9 @@ def _under_the_tables_lock(handler: Handler, database: Database, request: dict[s
     (the compare-and-set still checks it: a table re-created under the name
     meanwhile is another table, another lock)."""
     table_id = _requested_table_id(database, request)
-    if table_id is None:
+    if table_id is None or "ReplicaUpdates" in request:
+        # A global table's replica change creates and fills tables in other
+        # regions: not under one lock (a refused one runs again as it is).
         return handler(database, request)
     with database.storage.transaction():
         database.storage.lock_table(table_id)
