@@ -270,6 +270,13 @@ DAX_CACHE_ENTRY_OVERHEAD_BYTES = 128  # what a cache entry costs beside its enco
 DAX_REQUEST_MAX_BYTES = 20 * 1024 * 1024  # a DAX request larger than this closes its connection (16 MB of items and room for framing)
 DAX_ATTRIBUTE_LISTS_MAX = 1_000_000  # distinct attribute name lists the node defines (ids are never reused)
 DAX_MAX_CONNECTIONS = 1024  # connections the DAX endpoint holds at once; more are closed on arrival
+CATALOGUE_CHANGE_ATTEMPTS = 12
+"""How often an operation runs on a reloaded catalogue when its commit or
+its change of a table's definition was refused because another server (or
+request) changed the table first (each catalogue write is a compare-and-set
+on the table's generation: Database.update_table, ops/__init__.py). Then
+InternalServerError, which every SDK retries."""
+CATALOGUE_CHANGE_BACKOFF_SECONDS = 0.002  # ops/__init__.py: the random pause before retry n is at most n times this
 PITR_SETTINGS_ATTEMPTS = 8
 """How often a change of a table's PITR settings or held views is tried
 when other servers keep changing the table's definition first (each try a

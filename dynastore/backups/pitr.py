@@ -342,7 +342,7 @@ def _set_log(database: Database, schema: TableSchema, log: dict[str, Any] | None
             return schema
         extensions.pop(CHANGE_LOG_EXTENSION)
         with _changing(database, schema):
-            changed = database.update_table(replace(schema, extensions=extensions), compare=True)
+            changed = database.update_table(replace(schema, extensions=extensions))
             storage.drop_table(int(log["storage_id"]))
         return changed
     with _changing(database, schema):
@@ -359,7 +359,7 @@ def _set_log(database: Database, schema: TableSchema, log: dict[str, Any] | None
                 new["pitr"] = dict(new["pitr"], enabled_at=max(new["pitr"]["enabled_at"], started))
             new["storage_id"] = storage.create_table(database.storage_name(own_table_name(kind)), b"{}")
         extensions[CHANGE_LOG_EXTENSION] = new
-        return database.update_table(replace(schema, extensions=extensions), compare=True)
+        return database.update_table(replace(schema, extensions=extensions))
 
 
 @contextmanager

@@ -165,7 +165,7 @@ class TableRecord:
     name: str
     metadata: bytes  # JSON owned by dynastore.engine.schema
     generation: int = 0
-    """Grows with every change of the record (shared stores; 0 elsewhere)."""
+    """Grows with every change of the record (``Storage.update_table_metadata``)."""
 
 
 class Storage(ABC):
@@ -185,16 +185,20 @@ class Storage(ABC):
         """Register a table and return its new, never-reused table id."""
 
     first_generation: int = 0
-    """``TableRecord.generation`` of a table just created (shared stores count from 1)."""
+    """``TableRecord.generation`` of a table just created (shared stores count from 1, exclusive ones from 0)."""
 
     @abstractmethod
     def update_table_metadata(self, table_id: int, metadata: bytes, expected_generation: int | None = None) -> int:
         """Replace a table's metadata; returns its new generation. With
         ``expected_generation``, a compare-and-set: only while the table's
         generation is still that one, else ``CatalogueChanged`` and nothing
-        is written (another server changed the table since it was read: read
-        it again and redo the change). An exclusive store has one writer and
-        generation 0 always: nothing can have come between."""
+        is written (another server, or a stale copy in this one, changed the
+        table since it was read: read it again and redo the change). Every
+        store keeps generations, exclusive ones too (memory, SQLite: from
+        ``first_generation``, one more per change or rename), so the
+        contract is one: a change computed from an older definition than the
+        stored one is refused, whoever made the newer one. A missing table
+        is KeyError."""
 
     def lock_table(self, table_id: int) -> None:
         """Inside ``transaction()``: hold the table's lock until the

@@ -32,6 +32,7 @@ from dynastore import limits
 from dynastore.engine.indexes import entry_row
 from dynastore.storage.base import (
     HASH_SPACE,
+    CatalogueChanged,
     Commit,
     RowChange,
     RowCheck,
@@ -86,6 +87,18 @@ class Backfill:
         """Index the next batch; True once the backfill is finished (or moot),
         None while another server holds the job (try again later: if that
         server dies, this one takes the job over where it stopped)."""
+        try:
+            return self._step(batch_rows)
+        except CatalogueChanged:
+            # Another server changed the table meanwhile (its throughput, say):
+            # the batch's commit was refused and nothing of it was written.
+            # Reload, and redo the batch on the table as it is now (the next
+            # step drops the job if the table or the index went).
+            reloaded = self.database.refresh_catalogue(check=True)
+            self.resume = True
+            return False if reloaded else None
+
+    def _step(self, batch_rows: int) -> bool | None:
         target = self._target()
         if target is None:
             self._finish()
@@ -107,9 +120,9 @@ class Backfill:
         if more:
             self.position = position
             if not index.backfilling:
-                self._set_state(schema, index, "CREATING", backfilling=True)
+                self._set_state("CREATING", backfilling=True)
             return False
-        self._set_state(schema, index, "ACTIVE", backfilling=False)
+        self._set_state("ACTIVE", backfilling=False)
         self._finish()
         return True
 
@@ -117,12 +130,22 @@ class Backfill:
         self.done = True
         _RUNNING.pop((id(self.database), self.storage_id), None)
 
-    def _set_state(
-        self, schema: TableSchema, index: IndexDefinition, status: str, backfilling: bool
-    ) -> None:
-        changed = replace(index, status=status, backfilling=backfilling)
-        indexes = tuple(changed if other.name == index.name else other for other in schema.indexes)
-        self.database.update_table(replace(schema, indexes=indexes))
+    def _set_state(self, status: str, backfilling: bool) -> None:
+        """The index's new state in the table's definition, as the table is
+        now: a compare-and-set redone on a reloaded catalogue when another
+        server changed the table since this copy was read (its throughput,
+        its tags), so their change and this one both stay; nothing when the
+        table or the index is gone."""
+
+        def change(schema: TableSchema) -> TableSchema | None:
+            index = schema.index(self.index_name)
+            if index is None or index.storage_id != self.storage_id:
+                return None
+            changed = replace(index, status=status, backfilling=backfilling)
+            return replace(schema, indexes=tuple(changed if other.name == index.name else other
+                                                 for other in schema.indexes))
+
+        self.database.change_table(self.table_name, change)
 
 
 def _index_rows(
