@@ -188,6 +188,9 @@ CATALOGUE_OPERATIONS = frozenset((
     # definition, and restores check the target name (issue 19).
     "CreateBackup", "DescribeContinuousBackups", "UpdateContinuousBackups",
     "RestoreTableFromBackup", "RestoreTableToPointInTime", "ExportTableToPointInTime",
+    # The legacy global-table calls read and change the members' definitions (issue 20).
+    "CreateGlobalTable", "DescribeGlobalTable", "UpdateGlobalTable", "ListGlobalTables",
+    "DescribeGlobalTableSettings", "UpdateGlobalTableSettings",
 ))
 """Operations that read or change the catalogue itself: on a shared store
 they check first that this server's copy is current (one query), so a
