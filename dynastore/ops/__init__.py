@@ -149,6 +149,10 @@ def dispatch(
     database.faults.armed and database.faults.before(operation, request)  # docs/faults.md
     if database.replication is not None:  # global tables: replicated writes now due arrive first
         database.replication.catch_up(database)
+        if database.replication.paused:  # a partition: a STRONG table's region without a quorum
+            from dynastore.replication.strong import check_strong_read
+
+            check_strong_read(database, operation, request)
     if operation == "DescribeEndpoints":  # needs no catalogue
         if region is not None and region != database.region:
             handler = functools.partial(describe_endpoints.handle, region=region)

@@ -8,7 +8,8 @@ is ``--replication-lag-ms`` (``$DYNASTORE_REPLICATION_LAG_MS``, default
 ``DEFAULT_LAG_MS``) unless ``/_dynastore/replication`` set one for the pair,
 so moving the clock makes a write arrive, and changing a lag applies to
 what is already queued. A paused region (a partition) neither sends nor
-receives until it is resumed; its writes wait in the queue.
+receives until it is resumed; its writes wait in the queue (a STRONG
+table's too: a region without a quorum takes none, strong.py).
 
 Due rows are applied before every request reaches a region that receives
 any (``catch_up``, called by ops.dispatch and the Streams API), and by the
@@ -243,11 +244,13 @@ class Replicator:
         applied, earliest = 0, NEVER
         for source in sources:
             source_database = region_database(database, source)
+            if source in self.paused or region in self.paused:
+                continue  # a partition (STRONG tables' writes too): looked at again once resumed
             count, next_due = self._apply_due(source_database, database, NEVER, strong=True)
             applied += count
             earliest = min(earliest, next_due)
-            if not eventual or source in self.paused or region in self.paused:
-                continue  # a partition: looked at again once resumed
+            if not eventual:
+                continue
             lag = self.lag(source, region)
             count, next_due = self._apply_due(source_database, database, now - lag)
             applied += count
