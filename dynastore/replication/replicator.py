@@ -161,6 +161,15 @@ class Replicator:
         self._applying: set[int] = set()
         self._settings_loaded = False
         self._settings_due = 0.0
+        self._changes = 0
+        """Bumped when rows are queued or the settings change: a pass of
+        ``_catch_up`` that saw a bump while it ran (a request's, the pump's:
+        greenlets on a shared store) must not replace ``next_check`` with
+        what it found before."""
+        self._settings_generation = 0
+        """Of the settings held here: a reload that read an older row (it was
+        parked on the store while the admin route changed and saved them)
+        must not put the old lags and pauses back."""
 
     # --- settings ------------------------------------------------------------------
     def lag(self, source: str, target: str) -> float:
@@ -168,9 +177,11 @@ class Replicator:
 
     def settings_changed(self) -> None:
         self.next_check.clear()
+        self._changes += 1
 
     def queued(self, account_id: str, regions: list[str], written_at: float, source: str, strong: bool = False) -> None:
         """A write queued rows for ``regions``: they are due after the lag (at once for a STRONG table)."""
+        self._changes += 1
         for region in regions:
             key = (account_id, region)
             due = written_at if strong else written_at + self.lag(source, region)
@@ -182,10 +193,15 @@ class Replicator:
         if self._settings_loaded and not again:
             return
         self._settings_loaded = True
+        generation = self._settings_generation
         row = database.storage.get(database.jobs_id, SETTINGS_JOB.encode(), b"")
         if row is None:
             return
         settings = orjson.loads(row.item)
+        stored = int(settings.get("generation", 0))
+        if stored < self._settings_generation or generation != self._settings_generation:
+            return  # changed here meanwhile (admin route): what this read found is older
+        self._settings_generation = stored
         if settings.get("default_lag_seconds") is not None and not _FLAG_LAG_SECONDS:
             self.default_lag_seconds = float(settings["default_lag_seconds"])
         self.pair_lag_seconds = {
@@ -200,14 +216,20 @@ class Replicator:
     def save_settings(self, database: Database) -> None:
         from dynastore.storage.base import Commit, RowChange
 
+        self._settings_generation += 1  # before anything parks: a reload in flight is older
+        key = SETTINGS_JOB.encode()
+        saved = database.storage.get(database.jobs_id, key, b"")  # another server's may be newer
+        if saved is not None:
+            self._settings_generation = max(self._settings_generation,
+                                            int(orjson.loads(saved.item).get("generation", 0)) + 1)
         data = orjson.dumps({
+            "generation": self._settings_generation,
             "default_lag_seconds": self.default_lag_seconds,
             "pairs": [[source, target, seconds] for (source, target), seconds in sorted(self.pair_lag_seconds.items())],
             "paused": sorted(self.paused),
             "conflict_window_seconds": self.conflict_window_seconds,
             "transaction_item_spacing_seconds": self.transaction_item_spacing_seconds,
         })
-        key = SETTINGS_JOB.encode()
         row = Row(partition_hash(key), key, b"", data, len(data))
         database.storage.commit(Commit(changes=[RowChange(database.jobs_id, key, b"", row)]))
         self.settings_changed()
@@ -260,6 +282,7 @@ class Replicator:
 
         now = database.now()
         region = database.region
+        changes = self._changes
         sources = sorted({
             replica.region
             for schema in database.tables.values() if (replicas := replica_set(schema)) is not None
@@ -281,8 +304,11 @@ class Replicator:
             earliest = min(earliest, next_due + lag)
         if not self.exclusive:  # other servers' rows: looked for again soon
             earliest = min(earliest, now + SHARED_POLL_SECONDS)
-        if eventual or earliest < self.next_check.get(key, NEVER):
-            self.next_check[key] = earliest
+        if changes == self._changes:
+            if eventual or earliest < self.next_check.get(key, NEVER):
+                self.next_check[key] = earliest
+        elif key in self.next_check:  # rows queued meanwhile: the earlier of the two (absent: look at once)
+            self.next_check[key] = min(self.next_check[key], earliest)
         return applied
 
     def _apply_due(self, source: Database, target: Database, cutoff: float, strong: bool = False) -> tuple[int, float]:
