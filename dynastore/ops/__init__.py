@@ -155,6 +155,10 @@ def dispatch(
     database.faults.armed and database.faults.before(operation, request)  # docs/faults.md
     if database.replication is not None:  # global tables: replicated writes now due arrive first
         database.replication.catch_up(database)
+        if database.replication.paused:  # a partition: a STRONG table's region without a quorum
+            from dynastore.replication.strong import check_strong_read
+
+            check_strong_read(database, operation, request)
     if operation == "DescribeEndpoints":  # needs no catalogue
         if region is not None and region != database.region:
             handler = functools.partial(describe_endpoints.handle, region=region)
@@ -195,6 +199,9 @@ CATALOGUE_OPERATIONS = frozenset((
     # definition, and restores check the target name (issue 19).
     "CreateBackup", "DescribeContinuousBackups", "UpdateContinuousBackups",
     "RestoreTableFromBackup", "RestoreTableToPointInTime", "ExportTableToPointInTime",
+    # The legacy global-table calls read and change the members' definitions (issue 20).
+    "CreateGlobalTable", "DescribeGlobalTable", "UpdateGlobalTable", "ListGlobalTables",
+    "DescribeGlobalTableSettings", "UpdateGlobalTableSettings",
 ))
 """Operations that read or change the catalogue itself: on a shared store
 they check first that this server's copy is current (one query), so a

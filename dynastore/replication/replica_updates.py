@@ -133,6 +133,12 @@ def check_replica_set_change(
     Delete per call otherwise. True when the request creates a STRONG table."""
     from dynastore.replication import strong
 
+    current = replica_set(schema)
+    if current is not None and current.version == replica_sets.LEGACY_VERSION:
+        raise ValidationException(
+            "One or more parameter values were invalid: the table is a replica of a global table version "
+            "2017.11.29; its replicas change with UpdateGlobalTable"
+        )
     creates_strong = strong.check_request(database, schema, request, actions)
     if not creates_strong and not strong.is_strong(schema) and sum(action.kind != "Update" for action in actions) > 1:
         raise ValidationException(
