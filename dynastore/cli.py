@@ -234,10 +234,6 @@ def serve(arguments: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"dynastore: {error}", file=sys.stderr)
         return 1
-    if shared and redis_port_from(arguments) is not None:
-        print("dynastore: --redis-port does not work with --postgres yet: the Redis keyspace "
-              "lives in one server's memory beside the store (docs/redis.md)", file=sys.stderr)
-        return 1
     front: FrontProcess | None = None
     if not arguments.single_process and front_process_supported():
         engine_connections = engine_connections_from_environment(shared)
