@@ -295,3 +295,6 @@ after the owner's session ended."""
 REDIS_LEASE_CHECK_SECONDS = 1.0
 """How often the owner reads the lease row to see that it still owns the
 keyspace (its writes are fenced by the row at every commit regardless)."""
+REDIS_STOP_COMMIT_SECONDS = 5.0
+"""A stopping server over PostgreSQL waits this long at most for its last
+commit of Redis rows (and sends its replies) before it closes the clients."""

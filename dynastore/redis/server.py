@@ -246,9 +246,14 @@ class RedisServer:
         if self._lease_timer is not None:
             self._lease_timer.cancel()
             self._lease_timer = None
-        self._loop = None
         for server in self.servers:
             server.close()
+        if self.lease is not None:  # the last turn's commit, and its replies, before the clients go
+            deadline = time.monotonic() + limits.REDIS_STOP_COMMIT_SECONDS
+            while (self._flushing or self._held or self.keyspace.pending) and time.monotonic() < deadline:
+                self._schedule_flush()
+                await asyncio.sleep(0.01)
+        self._loop = None
         for client in list(self.clients.values()):
             if client.connection is not None:
                 client.connection.close()
@@ -594,7 +599,7 @@ class RedisServer:
             lease.claim(keyspace.heads_id)
             keyspace.load()
         except Exception as error:  # PostgreSQL is unreachable: try again at the next poll
-            logger.warning("redis: could not take the keyspace over: %s", error)
+            logger.warning("could not take the Redis keyspace over: %s", error)
             lease.give_up()
             self._announce("standby, the store is unavailable")
             return
@@ -630,10 +635,10 @@ class RedisServer:
             self._announced = state
             print(f"redis: {state}", flush=True)
 
-    def _step_down(self, reason: str) -> None:
+    def _step_down(self, reason: str, state: str = "standby") -> None:
         """Stop serving: the memory may be behind or ahead of the store. The
         lease is given up; the next poll asks for it again (and reloads)."""
-        logger.warning("redis: not serving the keyspace: %s", reason)
+        logger.warning("not serving the Redis keyspace: %s", reason)
         self.serving = False
         if self.lease is not None:
             self.lease.give_up()
@@ -641,7 +646,7 @@ class RedisServer:
         self.keyspace = Keyspace(self.database, limits.REDIS_DATABASES)
         self.keyspace.on_change = self._key_changed
         self.touch_all(None)
-        self._announce(f"standby ({reason})")
+        self._announce(f"{state} ({reason})")
 
     def _schedule_flush(self) -> None:
         """Commit the turn's rows once the turn ends (one commit in flight at a time)."""
@@ -678,7 +683,7 @@ class RedisServer:
         an error, and those behind it, whose commands read its changes)."""
         self._flushing = False
         if failure is not None:
-            logger.warning("redis: a commit of the keyspace's rows failed: %s", failure)
+            logger.warning("a commit of the Redis keyspace's rows failed: %s", failure)
             replies += self._held
             self._held = []
         for connection, data, keep_alive, count in replies:
@@ -687,7 +692,7 @@ class RedisServer:
             connection.send(data, keep_alive)
         if failure is not None:
             if keyspace is self.keyspace and self.serving:
-                self._step_down("a commit failed; reloading the keyspace from the store")
+                self._step_down("a commit failed", "reloading the keyspace from the store")
             if self._loop is not None and self._lease_timer is not None:
                 self._lease_timer.cancel()
                 self._lease_timer = self._loop.call_soon(self._poll_lease)  # type: ignore[assignment]
@@ -701,7 +706,7 @@ class RedisServer:
         try:
             self.keyspace.flush(self.lease.fence())
         except Exception:
-            logger.exception("redis: a commit of the keyspace's rows failed")
+            logger.exception("a commit of the Redis keyspace's rows failed")
             self._step_down("a commit failed")
 
 
