@@ -252,3 +252,12 @@ def test_an_unreachable_postgres_stops_the_server_before_it_listens() -> None:
     assert completed.returncode == 1
     assert "cannot use postgresql://127.0.0.1:1/x" in completed.stderr
     assert "--redis-port does not work" not in completed.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="a standby answers -LOADING, where a Redis replica answers reads "
+                   "(docs/compatibility.md)")
+def test_a_standby_answers_reads_as_a_replica_would(database_url: str, started: Callable[..., Served]) -> None:
+    owner = started("--postgres", database_url)
+    standby = started("--postgres", database_url)
+    owner.client().set("k", "v")
+    assert standby.client(retry_on_error=[], retry=None).get("k") == b"v"
