@@ -47,8 +47,7 @@ LOADING = Error("LOADING Redis is loading the dataset in memory")
 standby, a take-over loading, a reload after a failed commit): Redis's own
 reply while it loads, which redis-py raises as BusyLoadingError, a
 ConnectionError its retries cover."""
-NOT_COMMITTED = (b"-ERR the store could not commit this command's writes (PostgreSQL unavailable); "
-                 b"it may not have been applied: retry\r\n")
+NOT_COMMITTED = b"-ERR the store could not commit this command's writes; it may not have been applied: retry\r\n"
 """A reply held for a commit that failed: the command's outcome is unknown."""
 
 MULTI_ALLOWED = frozenset(("exec", "discard", "multi", "watch", "quit", "reset"))

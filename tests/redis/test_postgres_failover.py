@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -261,3 +262,52 @@ def test_a_standby_answers_reads_as_a_replica_would(database_url: str, started: 
     standby = started("--postgres", database_url)
     owner.client().set("k", "v")
     assert standby.client(retry_on_error=[], retry=None).get("k") == b"v"
+
+
+def test_an_owner_that_lost_its_lease_unnoticed_cannot_write(
+        database_url: str, postgres_server: Any, started: Callable[..., Served]) -> None:
+    """The owner's lock session is ended behind its back (its other
+    connections live on): the standby takes over and writes the fence; the
+    old owner's next write fails (its commit checks the fence) or finds it
+    standing down, and never lands over the new owner's keys."""
+    from dynastore.redis.lease import LEASE_LOCK
+    from dynastore.storage.postgres.storage import JOB_LOCK_CLASS
+
+    old = started("--postgres", database_url)
+    new = started("--postgres", database_url)
+    old_client = old.client(retry_on_error=[], retry=None)
+    old_client.set("k", "old")
+    database = database_url.rsplit("/", 1)[1]
+    object_id = zlib.crc32(LEASE_LOCK.encode()) & 0x7FFFFFFF
+    ended = postgres_server.psql(
+        "SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+        f"WHERE l.locktype = 'advisory' AND l.classid = {JOB_LOCK_CLASS} AND l.objid = {object_id} "
+        f"AND a.datname = '{database}'")
+    assert ended.strip() == "t"
+    wait_until(lambda: answers(new) == "PONG")
+    new.client().set("k", "new")
+    try:
+        old_client.set("k", "from the deposed owner")
+        wrote: object = "acknowledged"
+    except redis.BusyLoadingError:
+        wrote = "LOADING"
+    except redis.ResponseError as error:
+        wrote = str(error)
+    assert wrote == "LOADING" or str(wrote).startswith("the store could not commit"), wrote
+    assert new.client().get("k") == b"new"
+    wait_until(lambda: answers(old) == "LOADING")
+
+
+def test_the_embedded_redis_client_over_postgres(database_url: str) -> None:
+    import dynastore
+
+    with dynastore.open(database_url) as db:
+        r = db.redis()
+        r.hset("session:1", mapping={"user": "ada"})
+        assert r.incr("n") == 1
+        r.close()
+    with dynastore.open(database_url) as db:
+        r = db.redis()
+        assert r.hget("session:1", "user") == b"ada"
+        assert r.get("n") == b"1"
+        r.close()
