@@ -311,3 +311,12 @@ def test_the_embedded_redis_client_over_postgres(database_url: str) -> None:
         assert r.hget("session:1", "user") == b"ada"
         assert r.get("n") == b"1"
         r.close()
+
+
+def test_with_workers_the_first_process_serves_redis(database_url: str, started: Callable[..., Served]) -> None:
+    server = started("--postgres", database_url, "--workers", "2")
+    r = server.client()
+    assert r.set("k", "v") is True
+    assert r.get("k") == b"v"
+    assert "redis: serving the keyspace" in server.output()
+    assert "standby" not in server.output()  # the worker runs no Redis side at all
