@@ -54,7 +54,8 @@ def start(kind: str, scratch: Path) -> tuple[subprocess.Popen[bytes], int]:
         command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                    "--appendonly", "no", "--dir", str(scratch), "--logfile", ""]
     else:
-        store = ["--in-memory"] if kind == "memory" else ["--data-dir", str(scratch / "data")]
+        store = {"memory": ["--in-memory"], "postgres": ["--postgres", postgres_url()]}.get(
+            kind, ["--data-dir", str(scratch / "data")])
         command = [sys.executable, "-m", "dynastore", "serve", "--port", str(free_port()),
                    "--redis-port", str(port), "--log-level", "warning", *store]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -73,6 +74,22 @@ def benchmark(port: int, test: str, clients: int, requests: int, pipeline: int) 
         if row and row[0].upper().startswith(test.upper()):
             return float(row[1])
     raise RuntimeError(f"no result for {test}: {completed.stdout!r} {completed.stderr!r}")
+
+
+def postgres_url() -> str:
+    """The ``postgres`` server's database: $DYNASTORE_BENCH_POSTGRES, else a
+    throwaway cluster's (tests/postgres_server.py), removed at exit."""
+    url = os.environ.get("DYNASTORE_BENCH_POSTGRES")
+    if url:
+        return url
+    import atexit
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from tests.postgres_server import ThrowawayPostgres
+
+    cluster = ThrowawayPostgres().start()
+    atexit.register(cluster.remove)
+    return str(cluster.new_database())
 
 
 def main() -> int:

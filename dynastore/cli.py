@@ -250,10 +250,6 @@ def serve(arguments: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"dynastore: {error}", file=sys.stderr)
         return 1
-    if shared and redis_port_from(arguments) is not None:
-        print("dynastore: --redis-port does not work with --postgres yet: the Redis keyspace "
-              "lives in one server's memory beside the store (docs/redis.md)", file=sys.stderr)
-        return 1
     try:
         workers = workers_from(arguments)
     except ValueError as error:

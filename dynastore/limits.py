@@ -295,3 +295,13 @@ REDIS_ADMIN_HOT_KEYS = 20
 DAX_STALLED_REQUEST_SECONDS = 30  # a DAX connection holding a half-sent request this long is closed
 REDIS_HOT_KEY_WINDOW_SECONDS = 10.0
 """The hot-key view's rates cover the current and the previous window of this length."""
+REDIS_LEASE_POLL_SECONDS = 0.5
+"""On a shared store (PostgreSQL), how often a standby server asks for the
+Redis keyspace's lease (redis/lease.py): the longest a take-over waits
+after the owner's session ended."""
+REDIS_LEASE_CHECK_SECONDS = 1.0
+"""How often the owner reads the lease row to see that it still owns the
+keyspace (its writes are fenced by the row at every commit regardless)."""
+REDIS_STOP_COMMIT_SECONDS = 5.0
+"""A stopping server over PostgreSQL waits this long at most for its last
+commit of Redis rows (and sends its replies) before it closes the clients."""

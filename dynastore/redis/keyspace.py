@@ -29,13 +29,13 @@ import heapq
 import struct
 import zlib
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sortedcontainers import SortedList  # type: ignore[import-untyped]
 
 from dynastore import write_path
-from dynastore.storage.base import HASH_SPACE, Row
+from dynastore.storage.base import HASH_SPACE, Row, RowCheck
 from dynastore.types.keys import partition_hash
 
 if TYPE_CHECKING:
@@ -184,10 +184,19 @@ class Keyspace:
 
     # --- loading ----------------------------------------------------------------
     def open(self) -> None:
+        self.open_tables()
+        self.load()
+
+    def open_tables(self) -> None:
+        """The two storage tables' ids (made when missing)."""
         storage = self.database.storage
         ids = {record.name: record.table_id for record in storage.load_tables()}
         self.heads_id = ids.get(STORAGE_NAME) or storage.create_table(STORAGE_NAME, b"{}")
         self.elements_id = ids.get(ELEMENTS_NAME) or storage.create_table(ELEMENTS_NAME, b"{}")
+
+    def load(self) -> None:
+        """Every key's value from its rows (one scan of each table)."""
+        storage = self.database.storage
         for row in storage.scan(self.heads_id, 0, HASH_SPACE):
             db, key = row.pk[0], row.pk[1:]
             if db >= len(self.dbs) or row.sk or not row.item or row.item[0] not in _LETTER_TYPES:
@@ -269,8 +278,9 @@ class Keyspace:
         heapq.heapify(live)
         self.deadlines = live
 
-    def flush(self) -> None:
-        """Write the rows changed since the last flush as one write (one commit)."""
+    def flush(self, checks: Sequence[RowCheck] = ()) -> None:
+        """Write the rows changed since the last flush as one write (one
+        commit); ``checks``: rows it expects unchanged (the lease, redis/lease.py)."""
         pending = self._pending
         if not pending:
             return
@@ -283,7 +293,7 @@ class Keyspace:
             targets.append(Target(table_id, pk, sk, None, reads_old=False))
             decisions.append(DELETE if item is None else Row(partition_hash(pk), pk, sk, item, len(item)))
         write_path.write(self.database, targets, lambda rows, conflicted: decisions,
-                         conflicts=write_path.RETRY_ALL)
+                         conflicts=write_path.RETRY_ALL, checks=checks)
 
     def discard_pending(self) -> None:
         self._pending = {}

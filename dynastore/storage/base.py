@@ -318,6 +318,12 @@ class Storage(ABC):
         server takes the work over. Always True on an exclusive store."""
         return True
 
+    def release_lock(self, name: str) -> None:
+        """Give up the lock ``name`` (``hold_lock``): the next ``hold_lock``
+        asks the store again instead of answering from memory. Nothing on an
+        exclusive store."""
+        return None
+
     # --- the write path ---------------------------------------------------------
     def read_for_write(self, keys: Sequence[RowKey], lock: bool = False) -> list[Stored]:
         """The rows at ``keys`` (in one read where the store can), with what

@@ -148,15 +148,3 @@ def test_client_kill_closes_that_connection_only(served: Served, r: redis.Redis)
         victim.close()
     assert r.ping() is True
 
-
-def test_redis_port_with_postgres_is_refused_before_listening() -> None:
-    import subprocess
-    import sys
-
-    completed = subprocess.run(
-        [sys.executable, "-m", "dynastore", "serve", "--postgres", "postgresql://nobody@127.0.0.1:1/x",
-         "--redis-port", "0", "--port", "0"],
-        capture_output=True, text=True, timeout=30,
-    )
-    assert completed.returncode == 1
-    assert "--redis-port does not work with --postgres yet" in completed.stderr
