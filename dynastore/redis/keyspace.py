@@ -128,13 +128,19 @@ def new_value(kind: str) -> Any:
     raise ValueError(kind)
 
 
+_STRING_NO_EXPIRY = b"s" + _EXPIRY.pack(0)
+_DB_BYTES = tuple(bytes((db,)) for db in range(256))
+"""A database's byte, the first of each of its rows' partition keys."""
+
+
 def head_item(entry: Entry) -> bytes:
-    expiry = _EXPIRY.pack(entry.expire_ms or 0)
-    letter = _TYPE_LETTERS[entry.kind]
-    if entry.kind == STRING:
+    kind = entry.kind
+    if kind == STRING:
         value: bytes = entry.value
-        return letter + expiry + value
-    return letter + expiry
+        if entry.expire_ms is None:
+            return _STRING_NO_EXPIRY + value
+        return b"s" + _EXPIRY.pack(entry.expire_ms) + value
+    return _TYPE_LETTERS[kind] + _EXPIRY.pack(entry.expire_ms or 0)
 
 
 def position_bytes(position: int) -> bytes:
@@ -225,9 +231,11 @@ class Keyspace:
 
     # --- recording changes ---------------------------------------------------------
     def changed_head(self, db: int, key: bytes, entry: Entry) -> None:
-        self._pending[(self.heads_id, bytes((db,)) + key, b"")] = head_item(entry)
+        self._pending[(self.heads_id, _DB_BYTES[db] + key, b"")] = head_item(entry)
         if entry.expire_ms is None:
-            self.expiring[db].discard(key)
+            expiring = self.expiring[db]
+            if expiring:
+                expiring.discard(key)
         else:
             self.expiring[db].add(key)
             heapq.heappush(self.deadlines, (entry.expire_ms, db, key))
@@ -237,12 +245,12 @@ class Keyspace:
 
     def changed_element(self, db: int, key: bytes, member: bytes, item: bytes | None) -> None:
         """A hash field's, set member's or sorted-set member's row; ``item`` None deletes it."""
-        self._pending[(self.elements_id, bytes((db,)) + key + member_bucket(member), member)] = item
+        self._pending[(self.elements_id, _DB_BYTES[db] + key + member_bucket(member), member)] = item
         self.on_change(db, key)
 
     def changed_position(self, db: int, key: bytes, position: int, item: bytes | None) -> None:
         """A list element's row at ``position``; ``item`` None deletes it."""
-        pk = bytes((db,)) + key + position_bucket(position)
+        pk = _DB_BYTES[db] + key + position_bucket(position)
         self._pending[(self.elements_id, pk, position_bytes(position))] = item
         self.on_change(db, key)
 
@@ -286,12 +294,12 @@ class Keyspace:
             return
         self._pending = {}
         self.writes += 1
-        targets = []
-        decisions: list[Any] = []
         Target, DELETE = write_path.Target, write_path.DELETE
-        for (table_id, pk, sk), item in pending.items():
-            targets.append(Target(table_id, pk, sk, None, reads_old=False))
-            decisions.append(DELETE if item is None else Row(partition_hash(pk), pk, sk, item, len(item)))
+        targets = [Target(table_id, pk, sk, None, False) for table_id, pk, sk in pending]
+        decisions: list[Any] = [
+            DELETE if item is None else Row(partition_hash(pk), pk, sk, item, len(item))
+            for (_, pk, sk), item in pending.items()
+        ]
         write_path.write(self.database, targets, lambda rows, conflicted: decisions,
                          conflicts=write_path.RETRY_ALL, checks=checks)
 

@@ -324,11 +324,12 @@ class RedisServer:
 
     # --- change hooks: WATCH and blocked clients -------------------------------------
     def _key_changed(self, db: int, key: bytes) -> None:
-        watchers = self.watching.get((db, key))
-        if watchers:
-            for client in watchers:
-                client.dirty = True
-        if (db, key) in self.waiting:
+        if self.watching:
+            watchers = self.watching.get((db, key))
+            if watchers:
+                for client in watchers:
+                    client.dirty = True
+        if self.waiting and (db, key) in self.waiting:
             self.ready.append((db, key))
 
     def touch_all(self, db: int | None) -> None:
@@ -387,7 +388,7 @@ class RedisServer:
         if client.multi is not None and name not in MULTI_ALLOWED:
             client.multi.append((command, argv))
             return resp.QUEUED
-        if client.subscriptions and client.protocol == 2 and name not in SUBSCRIBED_ALLOWED:
+        if (client.channels or client.patterns) and client.protocol == 2 and name not in SUBSCRIBED_ALLOWED:
             return Error(f"ERR Can't execute '{command.name}': only (P|S)SUBSCRIBE / "
                          "(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
         return self.run(client, command, argv, started)
@@ -717,7 +718,16 @@ def _timeout_reply(command: Command) -> Any:
 
 
 def _halve(counts: dict[bytes, int]) -> None:
-    """Keep the hot-key table bounded: drop the cold half, halve the rest (decay)."""
+    """Keep the hot-key table bounded: drop the cold half, halve the rest (decay).
+    Keys seen once are the cold ones when there are enough of them (many keys
+    touched once each: one pass, no sort)."""
+    once = [key for key, count in counts.items() if count == 1]
+    if len(once) >= len(counts) // 2:
+        for key in once:
+            del counts[key]
+        for key in counts:
+            counts[key] //= 2
+        return
     ranked = sorted(counts.items(), key=lambda pair: pair[1], reverse=True)
     counts.clear()
     for key, count in ranked[: len(ranked) // 2]:
