@@ -277,11 +277,11 @@ request) changed the table first (each catalogue write is a compare-and-set
 on the table's generation: Database.update_table, ops/__init__.py). Then
 InternalServerError, which every SDK retries."""
 CATALOGUE_CHANGE_BACKOFF_SECONDS = 0.002  # ops/__init__.py: the random pause before retry n is at most n times this
-PITR_SETTINGS_ATTEMPTS = 8
+PITR_SETTINGS_ATTEMPTS = 12
 """How often a change of a table's PITR settings or held views is tried
 when other servers keep changing the table's definition first (each try a
 compare-and-set on its generation: dynastore/backups/pitr.py)."""
-PITR_SETTINGS_RETRY_SECONDS = 0.01  # the pause before the n-th retry: n times this
+PITR_SETTINGS_RETRY_SECONDS = 0.01  # the pause before the n-th retry: random, at most n times this
 REDIS_HOT_KEY_OPERATIONS_PER_SECOND = 1000
 """A key above this many operations a second gets the console's hint to shard it."""
 REDIS_BIG_VALUE_BYTES = 1 << 20

@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -319,7 +320,9 @@ def _update_log(database: Database, table_name: str,
         except CatalogueChanged:
             if attempt == attempts - 1:
                 raise
-            database.storage.pause(limits.PITR_SETTINGS_RETRY_SECONDS * (attempt + 1))
+            # A random pause: contenders that paused alike would collide again
+            # in step (two servers' backups and PITR switches did, under load).
+            database.storage.pause(random.uniform(0, limits.PITR_SETTINGS_RETRY_SECONDS * (attempt + 1)))
             database.refresh_catalogue(check=True)
     raise AssertionError("unreachable")
 
