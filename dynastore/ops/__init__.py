@@ -36,6 +36,7 @@ from dynastore.storage.base import CatalogueChanged
 
 if TYPE_CHECKING:
     from dynastore.database import Database
+    from dynastore.engine.schema import TableSchema
 
 logger = logging.getLogger("dynastore.ops")
 
@@ -228,7 +229,7 @@ def _on_the_current_catalogue(handler: Handler, writes_catalogue: bool = False) 
     definition as it is now and nobody's change is lost. An operation that
     changes the definition (``writes_catalogue``) runs again under the
     table's lock (_under_the_tables_lock), so many servers changing one
-    table at once each get through; other refusals are retried after a short
+    table at once each get through in turn; each retry follows a short
     random pause. After limits.CATALOGUE_CHANGE_ATTEMPTS runs:
     InternalServerError (retryable), never a change made on a stale
     definition. A handler's writes before its refused one are in the same
@@ -249,8 +250,7 @@ def _on_the_current_catalogue(handler: Handler, writes_catalogue: bool = False) 
                                    changed)
                     raise InternalServerError() from None
                 locked = writes_catalogue
-                if not locked:
-                    database.storage.pause(random.uniform(0, limits.CATALOGUE_CHANGE_BACKOFF_SECONDS * attempt))
+                database.storage.pause(random.uniform(0, limits.CATALOGUE_CHANGE_BACKOFF_SECONDS * attempt))
                 database.refresh_catalogue(check=True)
             except (ResourceNotFoundException, ValidationException) as error:
                 if stale_lookups == 0 or not _may_be_stale(error) or not database.refresh_catalogue(check=True):
@@ -268,31 +268,30 @@ def _under_the_tables_lock(handler: Handler, database: Database, request: dict[s
     none can come between the definition read here and the one written
     (the compare-and-set still checks it: a table re-created under the name
     meanwhile is another table, another lock)."""
-    table_id = _requested_table_id(database, request)
-    if table_id is None or "ReplicaUpdates" in request:
-        # A global table's replica change creates and fills tables in other
-        # regions: not under one lock (a refused one runs again as it is).
+    schema = _requested_table(database, request)
+    if schema is None or "replication" in schema.extensions:
+        # A global table's changes go on to its replicas' definitions (other
+        # tables, other locks: taken inside this one, two servers changing
+        # two replicas could wait for each other). It runs again as it is.
         return handler(database, request)
     with database.storage.transaction():
-        database.storage.lock_table(table_id)
+        database.storage.lock_table(schema.table_id)
         database.refresh_catalogue(check=True)
         return handler(database, request)
 
 
-def _requested_table_id(database: Database, request: dict[str, Any]) -> int | None:
-    """The storage id of the table a control-plane request names (by
-    TableName, or by ResourceArn for tagging); None if it names none here."""
+def _requested_table(database: Database, request: dict[str, Any]) -> TableSchema | None:
+    """The table a control-plane request names (by TableName, or by
+    ResourceArn for tagging); None if it names none here."""
     from dynastore.engine.table_arns import table_name_from_arn
 
     try:
         if "ResourceArn" in request:
             name = table_name_from_arn(request["ResourceArn"], database.region, database.account_id)
-            schema = database.tables.get(name)
-        else:
-            schema = database.table(request.get("TableName", ""))
+            return database.tables.get(name)
+        return database.table(request.get("TableName", ""))
     except DynamoDBError:
         return None
-    return None if schema is None else schema.table_id
 
 
 def _may_be_stale(error: DynamoDBError) -> bool:

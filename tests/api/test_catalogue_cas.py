@@ -265,3 +265,56 @@ def test_a_gsi_backfill_finishing_keeps_the_other_servers_changes(pair: Pair) ->
             count = a.scan(TableName=name, IndexName=index, Select="COUNT", ExclusiveStartKey=count["LastEvaluatedKey"])
             total += count["Count"]
         assert total == items
+
+
+def test_streams_switched_on_one_server_while_the_other_tags_leave_no_stray_stream(pair: Pair) -> None:
+    """Server A enables and disables the table's stream (each enable makes a
+    new stream, its storage and first shard, in the definition's
+    transaction) while four threads on server B tag the table: afterwards
+    every tag is there, the stream is enabled, and the table has exactly the
+    streams A's acknowledged enables made (a refused, redone change leaves
+    no stream of its own behind)."""
+    a = pair.client(0)
+    name = new_table(a)
+    arn = a.describe_table(TableName=name)["Table"]["TableArn"]
+    calls = Calls(pair)
+    done = threading.Event()
+    enabled: list[str] = []
+
+    def tag(thread: int) -> list[str]:
+        own, keys = pair.client(1), []
+        while not done.is_set() and len(keys) < 10:
+            key = f"b{thread}-{len(keys)}"
+            if calls(own, "tag_resource", ResourceArn=arn, Tags=[{"Key": key, "Value": "v"}]) is not None:
+                keys.append(key)
+        return keys
+
+    def switch() -> None:
+        try:
+            for step in range(5):
+                if step % 2 == 0:
+                    answer = calls(a, "update_table", TableName=name,
+                                   StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})
+                    if answer is not None:
+                        enabled.append(answer["TableDescription"]["LatestStreamArn"])
+                else:
+                    calls(a, "update_table", TableName=name, StreamSpecification={"StreamEnabled": False})
+        finally:
+            done.set()
+
+    switcher = threading.Thread(target=switch)
+    switcher.start()
+    tagged = [key for keys in in_threads(THREADS_PER_SERVER, tag) for key in keys]
+    switcher.join()
+    calls.check()
+    assert len(enabled) == 3
+    for server in (0, 1):
+        client = pair.client(server)
+        assert set(tags_of(client, arn)) == set(tagged), pair.logs()
+        table = client.describe_table(TableName=name)["Table"]
+        assert table["StreamSpecification"]["StreamEnabled"] is True
+        assert table["LatestStreamArn"] == enabled[-1]
+        streams = boto3.client("dynamodbstreams", endpoint_url=pair.urls[server], region_name="us-east-1",
+                               aws_access_key_id="AKIDTEST", aws_secret_access_key="secret",
+                               config=CLIENT_CONFIG).list_streams(TableName=name)["Streams"]
+        assert sorted(stream["StreamArn"] for stream in streams) == sorted(enabled), pair.logs()
