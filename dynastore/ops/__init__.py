@@ -203,6 +203,7 @@ CATALOGUE_OPERATIONS = frozenset((
     # The legacy global-table calls read and change the members' definitions (issue 20).
     "CreateGlobalTable", "DescribeGlobalTable", "UpdateGlobalTable", "ListGlobalTables",
     "DescribeGlobalTableSettings", "UpdateGlobalTableSettings",
+    "DescribeTableReplicaAutoScaling", "UpdateTableReplicaAutoScaling",
 ))
 """Operations that read or change the catalogue itself: on a shared store
 they check first that this server's copy is current (one query), so a

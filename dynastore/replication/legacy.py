@@ -40,8 +40,9 @@ telling the versions apart says.
 DescribeTableReplicaAutoScaling answers for a 2019.11.21 global table: every
 replica, this region's included, in name order (DDB-TABLE-265), with its
 status and its GSIs; for a regional table, or none, ResourceNotFoundException
-"Global table with name: 'T' does not exist." (DDB-TABLE-187). dynastore has
-no auto scaling, so no replica carries auto-scaling settings.
+"Global table with name: 'T' does not exist." (DDB-TABLE-187). dynastore
+scales nothing; the settings UpdateTableReplicaAutoScaling stored
+(auto_scaling.py) are shown.
 """
 
 from __future__ import annotations
@@ -527,6 +528,7 @@ def _settings_changed(member: TableSchema, billing: str, write: int | None, inde
 
 
 def describe_table_replica_auto_scaling(database: Database, request: dict[str, Any]) -> dict[str, Any]:
+    from dynastore.replication.auto_scaling import describe_settings
     from dynastore.replication.replica_updates import region_database
 
     name = request.get("TableName")
@@ -537,6 +539,8 @@ def describe_table_replica_auto_scaling(database: Database, request: dict[str, A
     described = []
     for replica in sorted(replicas.replicas, key=lambda each: each.region):
         member_database = database if replica.region == database.region else region_database(database, replica.region)
+        if not member_database.storage.exclusive and member_database is not database:
+            member_database.refresh_catalogue(check=True)  # another server may have changed it
         member = member_database.tables.get(schema.name, schema)
         entry: dict[str, Any] = {"RegionName": replica.region}
         if member.global_indexes:
@@ -544,6 +548,7 @@ def describe_table_replica_auto_scaling(database: Database, request: dict[str, A
                 {"IndexName": index.name, "IndexStatus": index.status} for index in member.global_indexes
             ]
         entry["ReplicaStatus"] = replica.status
+        describe_settings(member_database.tables.get(schema.name), entry)
         described.append(entry)
     status = schema.status if replicas.settled else "UPDATING"
     return {"TableAutoScalingDescription": {"TableName": schema.name, "TableStatus": status, "Replicas": described}}
