@@ -320,3 +320,36 @@ def test_with_workers_the_first_process_serves_redis(database_url: str, started:
     assert r.get("k") == b"v"
     assert "redis: serving the keyspace" in server.output()
     assert "standby" not in server.output()  # the worker runs no Redis side at all
+
+
+@pytest.mark.slow
+def test_postgres_stopped_and_started_again_while_serving(started: Callable[..., Served]) -> None:
+    """A cluster of its own (stopped here): while PostgreSQL is down a write
+    gets the retryable -ERR or -LOADING, never OK; once it is back the server
+    reloads the keyspace, without the write it refused, and serves again."""
+    from tests import postgres_server
+    from tests.conftest import skip_or_fail_without_postgres
+
+    skip_or_fail_without_postgres()
+    with postgres_server.started_cluster() as cluster:
+        server = started("--postgres", cluster.new_database())
+        r = server.client(retry_on_error=[], retry=None)
+        assert r.set("k", "before") is True
+        cluster.stop()
+        outcomes = []
+        for _ in range(3):
+            try:
+                outcomes.append(r.set("k", "while down"))
+            except redis.BusyLoadingError:
+                outcomes.append("LOADING")
+            except redis.ResponseError as error:
+                outcomes.append(str(error).split(";")[0])
+            time.sleep(0.3)
+        assert True not in outcomes
+        assert set(outcomes) <= {"LOADING", "the store could not commit this command's writes"}, outcomes
+        cluster.start()
+        wait_until(lambda: answers(server) == "PONG", 30)
+        assert r.get("k") == b"before"
+        assert r.set("k", "after") is True
+        assert r.get("k") == b"after"
+        assert server.process.poll() is None
