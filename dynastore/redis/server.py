@@ -632,7 +632,10 @@ class RedisServer:
         """One line per change of state (the standby's is printed once)."""
         if state != self._announced:
             self._announced = state
-            print(f"redis: {state}", flush=True)
+            if self._hub is None:  # the embedded API: the application's stdout is not ours
+                logger.info("redis: %s", state)
+            else:
+                print(f"redis: {state}", flush=True)
 
     def _step_down(self, reason: str, state: str = "standby") -> None:
         """Stop serving: the memory may be behind or ahead of the store. The
