@@ -353,3 +353,19 @@ def test_postgres_stopped_and_started_again_while_serving(started: Callable[...,
         assert r.set("k", "after") is True
         assert r.get("k") == b"after"
         assert server.process.poll() is None
+
+
+def test_release_lock_lets_another_session_take_the_lease(database_url: str) -> None:
+    from dynastore.storage.postgres.storage import PostgresStorage
+
+    first, second = PostgresStorage(database_url), PostgresStorage(database_url)
+    try:
+        assert first.hold_lock("redis-keyspace") is True
+        assert second.hold_lock("redis-keyspace") is False
+        first.release_lock("redis-keyspace")
+        first.release_lock("redis-keyspace")  # not held: nothing to do
+        assert second.hold_lock("redis-keyspace") is True
+        assert first.hold_lock("redis-keyspace") is False  # asked again, not answered from memory
+    finally:
+        first.close()
+        second.close()
