@@ -18,6 +18,7 @@ from botocore.config import Config
 
 from tests.api.helpers import kill_9_under_load
 from tests.redis.conftest import Served, start_dynastore
+from tests.redis.test_admin import admin
 
 WRITERS = 4
 
@@ -151,6 +152,8 @@ def test_a_standby_takes_over_when_the_owner_is_killed(database_url: str, starte
     standby = started("--postgres", database_url)
     assert answers(owner) == "PONG"
     assert answers(standby) == "LOADING"
+    assert admin(owner, "GET", "/_dynastore/redis")[1]["Role"] == "owner"
+    assert admin(standby, "GET", "/_dynastore/redis")[1]["Role"] == "standby"
     wait_until(lambda: "redis: standby, the keyspace is served by another server" in standby.output())
     assert standby.output().count("standby") == 1  # one line, not one per poll
     # the DynamoDB API works on both servers, over the one database
@@ -170,6 +173,7 @@ def test_a_standby_takes_over_when_the_owner_is_killed(database_url: str, starte
     took_over = time.monotonic() - killed_at
     assert took_over < 10, took_over
     assert "redis: serving the keyspace" in standby.output()
+    assert admin(standby, "GET", "/_dynastore/redis")[1]["Role"] == "owner"
     r = standby.client()
     _check_acknowledged(r, acknowledged)
     assert r.incr("counter:0") == int(r.get("counter:0") or 0)
