@@ -47,6 +47,11 @@ LOADING = Error("LOADING Redis is loading the dataset in memory")
 standby, a take-over loading, a reload after a failed commit): Redis's own
 reply while it loads, which redis-py raises as BusyLoadingError, a
 ConnectionError its retries cover."""
+LOADING_ALLOWED = frozenset((b"auth", b"hello", b"info", b"config", b"command", b"client", b"quit",
+                             b"reset", b"select"))
+"""The commands Redis 7.0 runs while it loads (its ``loading`` flag) that
+touch no key: connecting (redis-py's HELLO, AUTH, CLIENT SETINFO) and INFO
+(``loading:1``) work on a standby; everything else answers -LOADING."""
 NOT_COMMITTED = b"-ERR the store could not commit this command's writes; it may not have been applied: retry\r\n"
 """A reply held for a commit that failed: the command's outcome is unknown."""
 
@@ -352,7 +357,7 @@ class RedisServer:
     def execute(self, client: Client, argv: list[bytes]) -> Any:
         """One command's reply (an Error for a refusal); its writes are flushed."""
         started = time.perf_counter()
-        if not self.serving and argv[0].lower() != b"quit":
+        if not self.serving and argv[0].lower() not in LOADING_ALLOWED:
             return LOADING
         known = self._names.get(argv[0])
         if known is None:

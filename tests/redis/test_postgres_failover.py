@@ -17,7 +17,7 @@ import redis
 from botocore.config import Config
 
 from tests.api.helpers import kill_9_under_load
-from tests.redis.conftest import Served, start_dynastore
+from tests.redis.conftest import RawConnection, Served, start_dynastore
 from tests.redis.test_admin import admin
 
 WRITERS = 4
@@ -154,6 +154,20 @@ def test_a_standby_takes_over_when_the_owner_is_killed(database_url: str, starte
     assert answers(standby) == "LOADING"
     assert admin(owner, "GET", "/_dynastore/redis")[1]["Role"] == "owner"
     assert admin(standby, "GET", "/_dynastore/redis")[1]["Role"] == "standby"
+    # connecting and INFO work on a standby, as on a Redis that loads; keys do not
+    raw = RawConnection(standby.redis_port)
+    try:
+        assert raw.call("HELLO", "3").startswith(b"%")
+        assert b"loading:1\r\n" in raw.call("INFO", "persistence")
+        assert raw.call("GET", "k") == b"-LOADING Redis is loading the dataset in memory\r\n"
+        assert raw.call("PING") == b"-LOADING Redis is loading the dataset in memory\r\n"
+    finally:
+        raw.close()
+    raw = RawConnection(owner.redis_port)
+    try:
+        assert b"loading:0\r\n" in raw.call("INFO", "persistence")
+    finally:
+        raw.close()
     wait_until(lambda: "redis: standby, the keyspace is served by another server" in standby.output())
     assert standby.output().count("standby") == 1  # one line, not one per poll
     # the DynamoDB API works on both servers, over the one database
