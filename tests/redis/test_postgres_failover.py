@@ -316,7 +316,7 @@ def test_an_owner_that_lost_its_lease_unnoticed_cannot_write(
     wait_until(lambda: answers(old) == "LOADING")
 
 
-def test_the_embedded_redis_client_over_postgres(database_url: str) -> None:
+def test_the_embedded_redis_client_over_postgres(database_url: str, started: Callable[..., Served]) -> None:
     import dynastore
 
     with dynastore.open(database_url) as db:
@@ -329,6 +329,10 @@ def test_the_embedded_redis_client_over_postgres(database_url: str) -> None:
         assert r.hget("session:1", "user") == b"ada"
         assert r.get("n") == b"1"
         r.close()
+    server = started("--postgres", database_url)  # the embedded client's lease is free again
+    assert server.client().get("n") == b"1"
+    with dynastore.open(database_url) as db, pytest.raises(RuntimeError, match="served by another server"):
+        db.redis()
 
 
 def test_with_workers_the_first_process_serves_redis(database_url: str, started: Callable[..., Served]) -> None:
