@@ -179,6 +179,8 @@ class RedisServer:
         self._flushing = False
         self._flush_scheduled = False
         self._lease_busy = False
+        self._lease_failures = 0
+        """Asks for the lease in a row that could not reach the store (the polls back off)."""
         self._lease_timer: asyncio.TimerHandle | None = None
         self._announced = ""
         self._hub: Any = None
@@ -582,7 +584,8 @@ class RedisServer:
         loop = self._loop
         if loop is None:
             return
-        delay = limits.REDIS_LEASE_CHECK_SECONDS if self.serving else limits.REDIS_LEASE_POLL_SECONDS
+        delay = limits.REDIS_LEASE_CHECK_SECONDS if self.serving else min(
+            limits.REDIS_LEASE_POLL_MAX_SECONDS, limits.REDIS_LEASE_POLL_SECONDS * 2 ** self._lease_failures)
         self._lease_timer = loop.call_later(delay, self._poll_lease)
         if self._lease_busy:
             return
@@ -595,7 +598,9 @@ class RedisServer:
         lease = self.lease
         assert lease is not None
         try:
-            if not lease.try_lock():
+            locked = lease.try_lock()
+            self._lease_failures = 0  # the store answered
+            if not locked:
                 self._announce("standby, the keyspace is served by another server")
                 return
             keyspace = Keyspace(self.database, limits.REDIS_DATABASES)
@@ -604,6 +609,7 @@ class RedisServer:
             keyspace.load()
         except Exception as error:  # PostgreSQL is unreachable: try again at the next poll
             logger.warning("could not take the Redis keyspace over: %s", error)
+            self._lease_failures = min(self._lease_failures + 1, 8)
             lease.give_up()
             self._announce("standby, the store is unavailable")
             return
