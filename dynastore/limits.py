@@ -299,6 +299,9 @@ REDIS_LEASE_POLL_SECONDS = 0.5
 """On a shared store (PostgreSQL), how often a standby server asks for the
 Redis keyspace's lease (redis/lease.py): the longest a take-over waits
 after the owner's session ended."""
+REDIS_LEASE_POLL_MAX_SECONDS = 4.0
+"""A standby that cannot reach the store asks less often, doubling up to
+this (the lock's connection attempt blocks the loop up to its timeout)."""
 REDIS_LEASE_CHECK_SECONDS = 1.0
 """How often the owner reads the lease row to see that it still owns the
 keyspace (its writes are fenced by the row at every commit regardless)."""

@@ -47,6 +47,11 @@ LOADING = Error("LOADING Redis is loading the dataset in memory")
 standby, a take-over loading, a reload after a failed commit): Redis's own
 reply while it loads, which redis-py raises as BusyLoadingError, a
 ConnectionError its retries cover."""
+LOADING_ALLOWED = frozenset((b"auth", b"hello", b"info", b"config", b"command", b"client", b"quit",
+                             b"reset", b"select"))
+"""The commands Redis 7.0 runs while it loads (its ``loading`` flag) that
+touch no key: connecting (redis-py's HELLO, AUTH, CLIENT SETINFO) and INFO
+(``loading:1``) work on a standby; everything else answers -LOADING."""
 NOT_COMMITTED = b"-ERR the store could not commit this command's writes; it may not have been applied: retry\r\n"
 """A reply held for a commit that failed: the command's outcome is unknown."""
 
@@ -174,6 +179,8 @@ class RedisServer:
         self._flushing = False
         self._flush_scheduled = False
         self._lease_busy = False
+        self._lease_failures = 0
+        """Asks for the lease in a row that could not reach the store (the polls back off)."""
         self._lease_timer: asyncio.TimerHandle | None = None
         self._announced = ""
         self._hub: Any = None
@@ -353,7 +360,7 @@ class RedisServer:
     def execute(self, client: Client, argv: list[bytes]) -> Any:
         """One command's reply (an Error for a refusal); its writes are flushed."""
         started = time.perf_counter()
-        if not self.serving and argv[0].lower() != b"quit":
+        if not self.serving and argv[0].lower() not in LOADING_ALLOWED:
             return LOADING
         known = self._names.get(argv[0])
         if known is None:
@@ -578,7 +585,8 @@ class RedisServer:
         loop = self._loop
         if loop is None:
             return
-        delay = limits.REDIS_LEASE_CHECK_SECONDS if self.serving else limits.REDIS_LEASE_POLL_SECONDS
+        delay = limits.REDIS_LEASE_CHECK_SECONDS if self.serving else min(
+            limits.REDIS_LEASE_POLL_MAX_SECONDS, limits.REDIS_LEASE_POLL_SECONDS * 2 ** self._lease_failures)
         self._lease_timer = loop.call_later(delay, self._poll_lease)
         if self._lease_busy:
             return
@@ -591,7 +599,9 @@ class RedisServer:
         lease = self.lease
         assert lease is not None
         try:
-            if not lease.try_lock():
+            locked = lease.try_lock()
+            self._lease_failures = 0  # the store answered
+            if not locked:
                 self._announce("standby, the keyspace is served by another server")
                 return
             keyspace = Keyspace(self.database, limits.REDIS_DATABASES)
@@ -600,6 +610,7 @@ class RedisServer:
             keyspace.load()
         except Exception as error:  # PostgreSQL is unreachable: try again at the next poll
             logger.warning("could not take the Redis keyspace over: %s", error)
+            self._lease_failures = min(self._lease_failures + 1, 8)
             lease.give_up()
             self._announce("standby, the store is unavailable")
             return
@@ -633,7 +644,10 @@ class RedisServer:
         """One line per change of state (the standby's is printed once)."""
         if state != self._announced:
             self._announced = state
-            print(f"redis: {state}", flush=True)
+            if self._hub is None:  # the embedded API: the application's stdout is not ours
+                logger.info("redis: %s", state)
+            else:
+                print(f"redis: {state}", flush=True)
 
     def _step_down(self, reason: str, state: str = "standby") -> None:
         """Stop serving: the memory may be behind or ahead of the store. The

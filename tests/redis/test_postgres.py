@@ -21,6 +21,22 @@ from tests.redis.test_blocking import (  # noqa: F401  (collected here, over Pos
     test_the_pusher_inside_exec_wakes_the_waiter_after_the_whole_transaction,
 )
 from tests.redis.test_compare import test_replies_match_redis  # noqa: F401
+from tests.redis.test_connection import (  # noqa: F401
+    test_a_malformed_frame_closes_only_that_connection,
+    test_asyncio_client,
+    test_pipelining_many_commands_in_one_write,
+    test_quit_closes_after_the_reply,
+    test_resp3,
+    test_select_keeps_databases_apart,
+    test_strings_with_redis_py,
+)
+from tests.redis.test_guide import (  # noqa: F401
+    test_a_reliable_queue_with_lmove,
+    test_fixed_window_rate_limiter,
+    test_session_hash_with_a_sliding_ttl,
+    test_sharded_counter,
+    test_weekly_leaderboard,
+)
 from tests.redis.test_streams import (  # noqa: F401
     test_a_work_queue_with_a_consumer_group,
     test_xread_block_times_out,

@@ -17,7 +17,8 @@ import redis
 from botocore.config import Config
 
 from tests.api.helpers import kill_9_under_load
-from tests.redis.conftest import Served, start_dynastore
+from tests.redis.conftest import RawConnection, Served, start_dynastore
+from tests.redis.test_admin import admin
 
 WRITERS = 4
 
@@ -151,6 +152,22 @@ def test_a_standby_takes_over_when_the_owner_is_killed(database_url: str, starte
     standby = started("--postgres", database_url)
     assert answers(owner) == "PONG"
     assert answers(standby) == "LOADING"
+    assert admin(owner, "GET", "/_dynastore/redis")[1]["Role"] == "owner"
+    assert admin(standby, "GET", "/_dynastore/redis")[1]["Role"] == "standby"
+    # connecting and INFO work on a standby, as on a Redis that loads; keys do not
+    raw = RawConnection(standby.redis_port)
+    try:
+        assert raw.call("HELLO", "3").startswith(b"%")
+        assert b"loading:1\r\n" in raw.call("INFO", "persistence")
+        assert raw.call("GET", "k") == b"-LOADING Redis is loading the dataset in memory\r\n"
+        assert raw.call("PING") == b"-LOADING Redis is loading the dataset in memory\r\n"
+    finally:
+        raw.close()
+    raw = RawConnection(owner.redis_port)
+    try:
+        assert b"loading:0\r\n" in raw.call("INFO", "persistence")
+    finally:
+        raw.close()
     wait_until(lambda: "redis: standby, the keyspace is served by another server" in standby.output())
     assert standby.output().count("standby") == 1  # one line, not one per poll
     # the DynamoDB API works on both servers, over the one database
@@ -170,6 +187,7 @@ def test_a_standby_takes_over_when_the_owner_is_killed(database_url: str, starte
     took_over = time.monotonic() - killed_at
     assert took_over < 10, took_over
     assert "redis: serving the keyspace" in standby.output()
+    assert admin(standby, "GET", "/_dynastore/redis")[1]["Role"] == "owner"
     r = standby.client()
     _check_acknowledged(r, acknowledged)
     assert r.incr("counter:0") == int(r.get("counter:0") or 0)
@@ -298,7 +316,7 @@ def test_an_owner_that_lost_its_lease_unnoticed_cannot_write(
     wait_until(lambda: answers(old) == "LOADING")
 
 
-def test_the_embedded_redis_client_over_postgres(database_url: str) -> None:
+def test_the_embedded_redis_client_over_postgres(database_url: str, started: Callable[..., Served]) -> None:
     import dynastore
 
     with dynastore.open(database_url) as db:
@@ -311,6 +329,10 @@ def test_the_embedded_redis_client_over_postgres(database_url: str) -> None:
         assert r.hget("session:1", "user") == b"ada"
         assert r.get("n") == b"1"
         r.close()
+    server = started("--postgres", database_url)  # the embedded client's lease is free again
+    assert server.client().get("n") == b"1"
+    with dynastore.open(database_url) as db, pytest.raises(RuntimeError, match="served by another server"):
+        db.redis()
 
 
 def test_with_workers_the_first_process_serves_redis(database_url: str, started: Callable[..., Served]) -> None:
@@ -320,3 +342,52 @@ def test_with_workers_the_first_process_serves_redis(database_url: str, started:
     assert r.get("k") == b"v"
     assert "redis: serving the keyspace" in server.output()
     assert "standby" not in server.output()  # the worker runs no Redis side at all
+
+
+@pytest.mark.slow
+def test_postgres_stopped_and_started_again_while_serving(started: Callable[..., Served]) -> None:
+    """A cluster of its own (stopped here): while PostgreSQL is down a write
+    gets the retryable -ERR or -LOADING, never OK; once it is back the server
+    reloads the keyspace, without the write it refused, and serves again."""
+    from tests import postgres_server
+    from tests.conftest import skip_or_fail_without_postgres
+
+    skip_or_fail_without_postgres()
+    with postgres_server.started_cluster() as cluster:
+        server = started("--postgres", cluster.new_database())
+        r = server.client(retry_on_error=[], retry=None)
+        assert r.set("k", "before") is True
+        cluster.stop()
+        outcomes = []
+        for _ in range(3):
+            try:
+                outcomes.append(r.set("k", "while down"))
+            except redis.BusyLoadingError:
+                outcomes.append("LOADING")
+            except redis.ResponseError as error:
+                outcomes.append(str(error).split(";")[0])
+            time.sleep(0.3)
+        assert True not in outcomes
+        assert set(outcomes) <= {"LOADING", "the store could not commit this command's writes"}, outcomes
+        cluster.start()
+        wait_until(lambda: answers(server) == "PONG", 30)
+        assert r.get("k") == b"before"
+        assert r.set("k", "after") is True
+        assert r.get("k") == b"after"
+        assert server.process.poll() is None
+
+
+def test_release_lock_lets_another_session_take_the_lease(database_url: str) -> None:
+    from dynastore.storage.postgres.storage import PostgresStorage
+
+    first, second = PostgresStorage(database_url), PostgresStorage(database_url)
+    try:
+        assert first.hold_lock("redis-keyspace") is True
+        assert second.hold_lock("redis-keyspace") is False
+        first.release_lock("redis-keyspace")
+        first.release_lock("redis-keyspace")  # not held: nothing to do
+        assert second.hold_lock("redis-keyspace") is True
+        assert first.hold_lock("redis-keyspace") is False  # asked again, not answered from memory
+    finally:
+        first.close()
+        second.close()
