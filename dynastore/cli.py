@@ -92,7 +92,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--single-process",
         action="store_true",
         help="serve HTTP in the database's own process instead of a front process "
-        "(uses one core; docs/adr/0003-http-front-process.md)",
+        "(uses one core; docs/adr/0003-http-front-process.md; always so with --postgres)",
+    )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --postgres: serve the port from N processes, one per core you give it "
+        "(default 1, or $DYNASTORE_WORKERS; docs/postgres.md)",
     )
     serve.add_argument(
         "--gsi-lag-ms",
@@ -191,6 +199,8 @@ def add_dax_options(serve: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     arguments = parser.parse_args(argv)
+    arguments.argv = list(sys.argv[1:] if argv is None else argv)
+    """What a worker process is started with (dynastore/worker_processes.py)."""
     if arguments.command == "serve":
         return serve(arguments)
     if arguments.command == "console":
@@ -238,9 +248,22 @@ def serve(arguments: argparse.Namespace) -> int:
         print("dynastore: --redis-port does not work with --postgres yet: the Redis keyspace "
               "lives in one server's memory beside the store (docs/redis.md)", file=sys.stderr)
         return 1
+    try:
+        workers = workers_from(arguments)
+    except ValueError as error:
+        print(f"dynastore: {error}", file=sys.stderr)
+        return 1
+    if workers > 1 and not shared:
+        print("dynastore: --workers needs --postgres: a data directory or --in-memory store "
+              "belongs to one process (docs/adr/0000-execution-model.md)", file=sys.stderr)
+        return 1
     front: FrontProcess | None = None
-    if not arguments.single_process and front_process_supported():
-        engine_connections = engine_connections_from_environment(shared)
+    # Over PostgreSQL the engine serves HTTP itself: a hop to a front process
+    # cost more than it saved there (bench/README.md, 2026-12-03: PutItem
+    # 0.90x -> 1.22x dynalite in one process), and more cores are more
+    # worker processes (--workers), not a front.
+    if not arguments.single_process and not shared and front_process_supported():
+        engine_connections = engine_connections_from_environment()
         # The front starts first, so its interpreter and imports overlap the
         # engine's (the engine serves every connection itself until it is up).
         try:
@@ -294,6 +317,7 @@ def serve(arguments: argparse.Namespace) -> int:
                 database, arguments.host, arguments.port, where, front, shared, tls,
                 verifier=security.verifier, redis_port=redis_port_from(arguments),
                 dax=arguments if dax_port_from(arguments) is not None else None,
+                workers=workers, argv=arguments.argv,
             )
         )
     except CannotListen as error:
@@ -403,24 +427,39 @@ def store_location(arguments: argparse.Namespace) -> Path | str | None:
 ENGINE_CONNECTIONS_VARIABLE = "DYNASTORE_ENGINE_CONNECTIONS"
 
 
-def engine_connections_from_environment(shared: bool = False) -> int:
+def engine_connections_from_environment() -> int:
     """How many connections the engine serves itself before handing them to
     the front (limits.HTTP_ENGINE_CONNECTIONS; 0 sends every one through the
-    front, as the black-box tests do to cover that path). Over PostgreSQL
-    none by default: a hop to the front is small beside a round trip to the
-    database, and HTTP parsed in the engine took a third of its throughput
-    (GetItem at 32 connections 13,500 -> 19,400/s with none)."""
+    front, as the black-box tests do to cover that path)."""
     from dynastore import limits
 
     value = os.environ.get(ENGINE_CONNECTIONS_VARIABLE)
     if not value:
-        return 0 if shared else limits.HTTP_ENGINE_CONNECTIONS
+        return limits.HTTP_ENGINE_CONNECTIONS
     try:
         return max(0, int(value))
     except ValueError:
         raise SystemExit(
             f"dynastore: ${ENGINE_CONNECTIONS_VARIABLE} must be a whole number, not {value!r}"
         ) from None
+
+
+def workers_from(arguments: argparse.Namespace) -> int:
+    """--workers, else $DYNASTORE_WORKERS, else 1; a worker process is one."""
+    from dynastore.worker_processes import WORKERS_VARIABLE, worker_of
+
+    if worker_of() is not None:
+        return 1
+    value: Any = arguments.workers
+    if value is None:
+        value = os.environ.get(WORKERS_VARIABLE) or "1"
+    try:
+        count = int(value)
+    except ValueError:
+        raise ValueError(f"${WORKERS_VARIABLE} must be a whole number, not {value!r}") from None
+    if count < 1:
+        raise ValueError(f"--workers must be at least 1, not {count}")
+    return count
 
 
 def front_process_supported() -> bool:
@@ -510,9 +549,12 @@ async def serve_until_signalled(
     verifier: SignatureVerifier | None = None,
     redis_port: int | None = None,
     dax: argparse.Namespace | None = None,
+    workers: int = 1,
+    argv: Sequence[str] = (),
 ) -> None:
     from dynastore.protocol.engine import EngineServer
     from dynastore.protocol.server import Server
+    from dynastore.worker_processes import WorkerProcesses, first_process_gone, worker_of
 
     server: Server | EngineServer
     if front is None:
@@ -536,6 +578,8 @@ async def serve_until_signalled(
         Application(database, verifier), region=database.region, require_signature=verifier is not None,
         buckets=buckets_for(database),
     )
+    first_process = worker_of()
+    server.reuse_port = workers > 1 or first_process is not None
     try:
         bound_host, bound_port = await server.start()
     except OSError as error:  # the address is in use, or not ours to bind
@@ -557,6 +601,23 @@ async def serve_until_signalled(
     for signal_number in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signal_number, stop_requested.set)
     server.on_failure = lambda error: stop_requested.set()
+    # The workers start once this process listens (if it then fails to start,
+    # a Redis port in use, they find it gone within a second and stop too).
+    worker_processes = WorkerProcesses(argv, bound_port, workers) if workers > 1 else None
+    if worker_processes is not None or first_process is not None:
+
+        def watch_processes() -> None:
+            """Once a second: start dead workers again; a worker whose first
+            process is gone stops."""
+            if worker_processes is not None:
+                worker_processes.check()
+            if first_process is not None and first_process_gone(first_process):
+                logger.warning("the first process %d is gone: this worker stops", first_process)
+                stop_requested.set()
+            if not stop_requested.is_set():
+                loop.call_later(1.0, watch_processes)
+
+        loop.call_later(1.0, watch_processes)
     url = listen_url(bound_host, bound_port)
     if tls is not None:
         url = "https" + url.removeprefix("http")
@@ -614,6 +675,12 @@ async def serve_until_signalled(
         await redis.stop()
     if dax_server is not None:
         await dax_server.stop()
+    if worker_processes is not None:  # they finish their requests while this one does
+        for process in worker_processes.processes:
+            if process.poll() is None:
+                process.terminate()
     await server.stop()
+    if worker_processes is not None:
+        worker_processes.stop()
     if server.failure is not None:
         raise StorageFailed(str(server.failure)) from server.failure

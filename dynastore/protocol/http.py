@@ -669,6 +669,9 @@ class HttpListener:
         self.ssl_context: ssl.SSLContext | None = None
         """Serve HTTPS with this (ADR 0007): the asyncio listener's and
         ``adopt``'s connections; the front's reactor wraps its own."""
+        self.reuse_port = False
+        """Listen with SO_REUSEPORT, beside the other worker processes of one
+        ``dynastore serve --workers N`` (dynastore/worker_processes.py)."""
         self._listeners: list[asyncio.AbstractServer] = []
         self._date_timer: Any = None
         """The next tick's timer (asyncio's or the reactor's TimerHandle)."""
@@ -702,7 +705,7 @@ class HttpListener:
         loop = asyncio.get_running_loop()
         listener = await loop.create_server(
             lambda: cast("asyncio.Protocol", HttpConnection(self)), host, port, reuse_address=True, backlog=LISTEN_BACKLOG,
-            ssl=self.ssl_context,
+            ssl=self.ssl_context, reuse_port=self.reuse_port or None,
         )
         self._listeners.append(listener)
         self._start_ticking()

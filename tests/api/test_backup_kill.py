@@ -50,8 +50,11 @@ class Server:
         self.url = ""
         self.start()
 
-    def start(self) -> None:
-        self.process, self.url = start_server(*self.store, environment=SLOW_JOBS)
+    def start(self, step_delay_ms: int | None = None) -> None:
+        environment = dict(SLOW_JOBS)
+        if step_delay_ms is not None:
+            environment["DYNASTORE_BACKUP_STEP_DELAY_MS"] = str(step_delay_ms)
+        self.process, self.url = start_server(*self.store, environment=environment)
         self.client = make_client(self.url)
 
     def kill_9(self) -> None:
@@ -182,7 +185,10 @@ def test_a_restore_whose_backup_is_gone_after_a_kill_ends_failed_with_a_reason(s
                                                  UseLatestRestorableTime=True)
     wait_midway(server, lambda job: job["Kind"] == "restore" and job["Table"] == target)
     server.kill_9()
-    server.start()
+    # The resumed restore must still be running when the source goes: at a
+    # second a step its remaining pages take ten seconds and more, however
+    # slowly a loaded machine makes this client (it once finished first).
+    server.start(step_delay_ms=1000)
     server.client.delete_table(TableName=table)
 
     def failed() -> bool:

@@ -152,7 +152,7 @@ def test_first_request_is_answered_quickly_after_start(servers: list[RunningServ
         assert sock.recv(64).startswith(b"HTTP/1.1 200")
     elapsed_s = time.monotonic() - started
     print(f"time to first answered request: {elapsed_s * 1000:.0f} ms")
-    assert elapsed_s < 5
+    assert elapsed_s < 20  # a gross regression (an import loop, a blocking start) takes longer
 
 
 def refuses_connections_within(port: int, timeout_s: float) -> bool:
@@ -197,7 +197,7 @@ def test_signal_stops_the_server_promptly_with_exit_code_0(
     took_s = server.signal(signal_number)
     idle.close()
     assert server.process.returncode == 0, server.stderr()
-    assert took_s < 3
+    assert took_s < 10  # not held up by the idle connection (its timeout is minutes)
 
 
 @pytest.mark.parametrize("path", ["engine", "front", "single-process"])
