@@ -60,6 +60,8 @@ hash's, set's or sorted set's are spread over 2^10 partitions by the CRC32
 of the member: no partition of the store grows past about a thousand rows,
 however large the value (the in-memory store's sorted arrays stay cheap to
 insert into)."""
+HASHES_CACHED = 1 << 16
+"""Partition-key hashes the keyspace keeps at most (about 10 MB)."""
 LIST_START = 0
 """The position a new list's first element gets (pushes go either way from it)."""
 
@@ -181,6 +183,9 @@ class Keyspace:
         self.heads_id = 0
         self.elements_id = 0
         self._pending: dict[tuple[int, bytes, bytes], bytes | None] = {}
+        self._hashes: dict[bytes, int] = {}
+        """Partition keys' hashes already computed (a blake2b each): the keys and
+        element partitions written again and again; emptied past HASHES_CACHED."""
         self.writes = 0
         """Keyspace changes since start (INFO's rdb_changes_since_last_save)."""
 
@@ -296,10 +301,18 @@ class Keyspace:
         self.writes += 1
         Target, DELETE = write_path.Target, write_path.DELETE
         targets = [Target(table_id, pk, sk, None, False) for table_id, pk, sk in pending]
-        decisions: list[Any] = [
-            DELETE if item is None else Row(partition_hash(pk), pk, sk, item, len(item))
-            for (_, pk, sk), item in pending.items()
-        ]
+        hashes = self._hashes
+        if len(hashes) > HASHES_CACHED:
+            hashes.clear()
+        decisions: list[Any] = []
+        for (_, pk, sk), item in pending.items():
+            if item is None:
+                decisions.append(DELETE)
+                continue
+            pk_hash = hashes.get(pk)
+            if pk_hash is None:
+                pk_hash = hashes[pk] = partition_hash(pk)
+            decisions.append(Row(pk_hash, pk, sk, item, len(item)))
         write_path.write(self.database, targets, lambda rows, conflicted: decisions,
                          conflicts=write_path.RETRY_ALL, checks=checks)
 
