@@ -349,6 +349,25 @@ class Database:
             self._catalogue_lock.release()
         return True
 
+    def reload_catalogue(self) -> None:
+        """Read this process's copy of the catalogue again whatever the
+        notifications and versions say: for a caller that knows its copy is
+        stale (a compare-and-set refused) or is about to act on a table's
+        absence for good (a backup job giving up its view). A load already
+        running in another greenlet may have read the rows before the latest
+        change, so this one does not wait for it but loads after it."""
+        if self.storage.exclusive:
+            return
+        for _ in range(CATALOGUE_WAIT_STEPS):
+            if self._catalogue_lock.acquire(blocking=False):
+                try:
+                    self._load_catalogue()
+                finally:
+                    self._catalogue_lock.release()
+                return
+            self.storage.pause(CATALOGUE_WAIT_STEP_SECONDS)
+        self._load_catalogue()  # the other load is stuck: load beside it
+
     def _wait_for_refresh(self) -> bool:
         """Another request is reloading the catalogue: wait until it is done
         (it is current then); False if it takes implausibly long."""

@@ -79,6 +79,9 @@ def backup_step(database: Database, record: BackupRecord, max_rows: int = JOB_PA
     """Copy one page; returns the record as it is now (None: the backup is gone)."""
     storage = database.storage
     source = _source_of_backup(database, record)
+    if source is None and not database.storage.exclusive:
+        database.reload_catalogue()  # giving a backup up is for good: read the table as it is now
+        source = _source_of_backup(database, record)
     if source is None:
         logger.warning("backup %s of %s abandoned: its table was deleted before the copy was done",
                        record.arn, record.table_name)
