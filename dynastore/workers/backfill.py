@@ -161,16 +161,16 @@ class BackfillWatch(Upkeep):
     server (``resume_backfills``)."""
 
     logger = logger
-    label = "looking for backfills to take over"
+    @property
+    def label(self) -> str:
+        return "looking for backfills to take over"
 
     def __init__(self, database: Database, loop: asyncio.AbstractEventLoop,
                  interval: float = BACKFILL_WATCH_SECONDS) -> None:
-        super().__init__(database, loop, interval)
+        super().__init__(database, loop, interval, first_delay_seconds=interval)
 
-    def start(self) -> BackfillWatch:
-        if not self.database.storage.exclusive:  # the first look after an interval, only on a shared store
-            self._handle = self.loop.call_later(self.interval, self._tick)
-        return self
+    def wanted(self) -> bool:
+        return not self.database.storage.exclusive  # only on a shared store (and then every interval)
 
     def look(self) -> None:
         self.database.refresh_catalogue()

@@ -196,25 +196,34 @@ def start(job: ScanJob) -> ScanJob:
 
 
 class Upkeep:
-    """A server's upkeep of one namespace's jobs: ``look`` at start, and then
-    every ``interval`` seconds (always with ``repeat``, else only on a store
-    other servers share: to take over a dead server's jobs)."""
+    """A server's upkeep of one namespace's jobs: ``look`` at start (or
+    ``first_delay_seconds`` after it), and then every ``interval`` seconds
+    (always with ``repeat``, else only on a store other servers share: to
+    take over a dead server's jobs), on the ticks it is ``wanted``."""
 
     logger = logging.getLogger("dynastore.backups")
-    label = ""
-    """What the log calls a look (the class's name unless set)."""
 
     def __init__(self, database: Database, loop: asyncio.AbstractEventLoop, interval: float,
-                 repeat: bool = False) -> None:
+                 repeat: bool = False, first_delay_seconds: float = 0.0) -> None:
         self.database = database
         self.loop = loop
         self.interval = interval
         self.repeat = repeat
+        self.first_delay_seconds = first_delay_seconds
         self._handle: asyncio.TimerHandle | None = None
 
+    @property
+    def label(self) -> str:
+        """What the log calls a look."""
+        return type(self).__name__
+
     def start(self) -> Any:
-        self._handle = self.loop.call_later(0, self._tick)
+        self._handle = self.loop.call_later(self.first_delay_seconds, self._tick)
         return self
+
+    def wanted(self) -> bool:
+        """Whether this tick looks (every one unless said otherwise)."""
+        return True
 
     def stop(self) -> None:
         if self._handle is not None:
@@ -222,7 +231,8 @@ class Upkeep:
             self._handle = None
 
     def _tick(self) -> None:
-        self.database.run_in_background(self._look)
+        if self.wanted():
+            self.database.run_in_background(self._look)
         if self._handle is not None and (self.repeat or not self.database.storage.exclusive):
             self._handle = self.loop.call_later(self.interval, self._tick)
 
@@ -230,9 +240,9 @@ class Upkeep:
         try:
             self.look()
         except StorageUnavailable as error:
-            self.logger.warning("%s waits for the store: %s", self.label or type(self).__name__, error)
+            self.logger.warning("%s waits for the store: %s", self.label, error)
         except Exception:
-            self.logger.exception("%s failed", self.label or type(self).__name__)
+            self.logger.exception("%s failed", self.label)
 
     def look(self) -> None:
         """What a look does (resume the jobs, clean up...)."""
