@@ -132,6 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
         "docs/security.md); without it any signed request is accepted",
     )
     serve.add_argument(
+        "--legacy-global-tables", action="store_true", default=False,
+        help="make the legacy global-tables API (version 2017.11.29: CreateGlobalTable, "
+        "UpdateGlobalTable...) work as documented (also $DYNASTORE_LEGACY_GLOBAL_TABLES=1); by "
+        "default it is refused as today's DynamoDB refuses it (docs/global-tables.md)",
+    )
+    serve.add_argument(
         "--single-region", action="store_true", default=None,
         help="one namespace of tables for every region (also $DYNASTORE_SINGLE_REGION=1), "
         "for tools that disagree about the region; by default tables are per region",
@@ -244,10 +250,6 @@ def serve(arguments: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"dynastore: {error}", file=sys.stderr)
         return 1
-    if shared and redis_port_from(arguments) is not None:
-        print("dynastore: --redis-port does not work with --postgres yet: the Redis keyspace "
-              "lives in one server's memory beside the store (docs/redis.md)", file=sys.stderr)
-        return 1
     try:
         workers = workers_from(arguments)
     except ValueError as error:
@@ -305,6 +307,10 @@ def serve(arguments: argparse.Namespace) -> int:
 
     namespaces = Namespaces.of(database)
     namespaces.single_region = security.single_region
+    if arguments.legacy_global_tables:
+        from dynastore.replication.legacy import enable as enable_legacy
+
+        enable_legacy(database)
     if arguments.throughput != "off":
         from dynastore.throughput import enable
 

@@ -13,6 +13,7 @@ process's copy of a catalogue other servers may change (docs/postgres.md).
 from __future__ import annotations
 
 import os
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -43,6 +44,7 @@ from dynastore.engine.table_arns import table_name_in_namespace
 from dynastore.errors import ItemCollectionSizeLimitExceededException, table_not_found
 from dynastore.faults import FaultRules
 from dynastore.storage.base import (
+    CatalogueChanged,
     Commit,
     Row,
     RowChange,
@@ -429,16 +431,52 @@ class Database:
             for index in schema.indexes
         }
 
-    def update_table(self, schema: TableSchema, compare: bool = False) -> TableSchema:
+    def update_table(self, schema: TableSchema, compare: bool = True) -> TableSchema:
         """Persist a changed definition of an existing table (same name and
-        id). With ``compare``, only if the stored definition is still the one
-        ``schema`` was made from (its generation; storage.base.CatalogueChanged
-        if another server changed it meanwhile: refresh and redo)."""
+        id): a compare-and-set on the table's generation. It is written only
+        while the stored definition is still the one ``schema`` was made
+        from; else storage.base.CatalogueChanged and nothing is written (on a
+        shared store another server changed the table meanwhile: reload the
+        catalogue and derive the change again from the table as it is now;
+        ops/__init__.py's _on_the_current_catalogue does it for every
+        operation). ``compare=False`` writes whatever is stored: only for a
+        caller that took the table's lock (Storage.lock_table) in the same
+        transaction and re-read the definition under it, so nothing can have
+        come between (say why at the call)."""
         expected = schema.generation if compare else None
         generation = self.storage.update_table_metadata(schema.table_id, schema.to_metadata(), expected)
         schema = replace(schema, generation=generation)
         self.tables[schema.name] = schema
         return schema
+
+    def change_table(
+        self, name: str, change: Callable[[TableSchema], TableSchema | None]
+    ) -> TableSchema | None:
+        """A read-modify-write of one table's definition for code that runs
+        outside an operation's retries (background workers, the other
+        replicas of a global table): ``change(schema)`` gives the new
+        definition (None, or the same: nothing to change) from the table as
+        this copy holds it, written with update_table's compare-and-set;
+        when that is refused, the catalogue is reloaded and ``change`` runs
+        again on the definition as it is now. Returns the table's definition
+        after (None: the table is gone). CatalogueChanged only when the table
+        kept changing for limits.CATALOGUE_CHANGE_ATTEMPTS tries."""
+        attempts = limits.CATALOGUE_CHANGE_ATTEMPTS
+        for attempt in range(1, attempts + 1):
+            schema = self.tables.get(name)
+            if schema is None:
+                return None
+            changed = change(schema)
+            if changed is None or changed == schema:
+                return schema
+            try:
+                return self.update_table(changed)
+            except CatalogueChanged:
+                if attempt == attempts:
+                    raise
+                self.storage.pause(random.uniform(0, limits.CATALOGUE_CHANGE_BACKOFF_SECONDS * attempt))
+                self.refresh_catalogue(check=True)
+        raise AssertionError("unreachable")
 
     def drop_table(self, name: str, keep_items_as: str | None = None) -> TableSchema:
         """Remove a table and all of its items; returns the schema it had.

@@ -503,13 +503,20 @@ class _LockedApplication:
 
 
 def open(  # noqa: A001
-    path: str | Path | None = None, *, throughput: str | None = None, **options: Any
+    path: str | Path | None = None, *, throughput: str | None = None, legacy_global_tables: bool = False,
+    **options: Any,
 ) -> EmbeddedDatabase:
     """Open an embedded database: in memory when ``path`` is None, else the
     durable SQLite store in directory ``path`` (created when missing).
     ``throughput="enforce"`` (or ``"observe"``) switches on the capacity
-    model (docs/throughput.md), like ``dynastore serve --throughput enforce``."""
+    model (docs/throughput.md), like ``dynastore serve --throughput enforce``;
+    ``legacy_global_tables=True`` makes the 2017.11.29 global-table calls work,
+    like ``dynastore serve --legacy-global-tables`` (docs/global-tables.md)."""
     database = Database.open(path, **options)
+    if legacy_global_tables:  # the working 2017.11.29 API (docs/global-tables.md)
+        from dynastore.replication.legacy import enable as enable_legacy
+
+        enable_legacy(database)
     if throughput not in (None, "off"):
         from dynastore.throughput import enable
 

@@ -161,6 +161,22 @@ class GlobalTableNotFoundException(DynamoDBError):
     """The legacy (2017.11.29) global-table calls: no such global table."""
 
 
+class GlobalTableAlreadyExistsException(DynamoDBError):
+    """CreateGlobalTable (legacy, opt-in): a global table of that name exists."""
+
+
+class ReplicaAlreadyExistsException(DynamoDBError):
+    """UpdateGlobalTable (legacy, opt-in): the region is a member already."""
+
+
+class ReplicaNotFoundException(DynamoDBError):
+    """UpdateGlobalTable / UpdateGlobalTableSettings (legacy, opt-in): the region is no member."""
+
+
+class IndexNotFoundException(DynamoDBError):
+    """UpdateGlobalTableSettings (legacy, opt-in): no such global secondary index."""
+
+
 class ReplicatedWriteConflictException(DynamoDBError):
     """MRSC global tables: another region is writing the same item."""
 
@@ -217,6 +233,10 @@ CATALOGUE: dict[str, type[DynamoDBError]] = {
         IdempotentParameterMismatchException,
         TableNotFoundException,
         GlobalTableNotFoundException,
+        GlobalTableAlreadyExistsException,
+        ReplicaAlreadyExistsException,
+        ReplicaNotFoundException,
+        IndexNotFoundException,
         ReplicatedWriteConflictException,
         DuplicateItemException,
         ExpiredIteratorException,

@@ -270,11 +270,18 @@ DAX_CACHE_ENTRY_OVERHEAD_BYTES = 128  # what a cache entry costs beside its enco
 DAX_REQUEST_MAX_BYTES = 20 * 1024 * 1024  # a DAX request larger than this closes its connection (16 MB of items and room for framing)
 DAX_ATTRIBUTE_LISTS_MAX = 1_000_000  # distinct attribute name lists the node defines (ids are never reused)
 DAX_MAX_CONNECTIONS = 1024  # connections the DAX endpoint holds at once; more are closed on arrival
-PITR_SETTINGS_ATTEMPTS = 8
+CATALOGUE_CHANGE_ATTEMPTS = 12
+"""How often an operation runs on a reloaded catalogue when its commit or
+its change of a table's definition was refused because another server (or
+request) changed the table first (each catalogue write is a compare-and-set
+on the table's generation: Database.update_table, ops/__init__.py). Then
+InternalServerError, which every SDK retries."""
+CATALOGUE_CHANGE_BACKOFF_SECONDS = 0.002  # ops/__init__.py: the random pause before retry n is at most n times this
+PITR_SETTINGS_ATTEMPTS = 12
 """How often a change of a table's PITR settings or held views is tried
 when other servers keep changing the table's definition first (each try a
 compare-and-set on its generation: dynastore/backups/pitr.py)."""
-PITR_SETTINGS_RETRY_SECONDS = 0.01  # the pause before the n-th retry: n times this
+PITR_SETTINGS_RETRY_SECONDS = 0.01  # the pause before the n-th retry: random, at most n times this
 REDIS_HOT_KEY_OPERATIONS_PER_SECOND = 1000
 """A key above this many operations a second gets the console's hint to shard it."""
 REDIS_BIG_VALUE_BYTES = 1 << 20
@@ -288,3 +295,16 @@ REDIS_ADMIN_HOT_KEYS = 20
 DAX_STALLED_REQUEST_SECONDS = 30  # a DAX connection holding a half-sent request this long is closed
 REDIS_HOT_KEY_WINDOW_SECONDS = 10.0
 """The hot-key view's rates cover the current and the previous window of this length."""
+REDIS_LEASE_POLL_SECONDS = 0.5
+"""On a shared store (PostgreSQL), how often a standby server asks for the
+Redis keyspace's lease (redis/lease.py): the longest a take-over waits
+after the owner's session ended."""
+REDIS_LEASE_POLL_MAX_SECONDS = 4.0
+"""A standby that cannot reach the store asks less often, doubling up to
+this (the lock's connection attempt blocks the loop up to its timeout)."""
+REDIS_LEASE_CHECK_SECONDS = 1.0
+"""How often the owner reads the lease row to see that it still owns the
+keyspace (its writes are fenced by the row at every commit regardless)."""
+REDIS_STOP_COMMIT_SECONDS = 5.0
+"""A stopping server over PostgreSQL waits this long at most for its last
+commit of Redis rows (and sends its replies) before it closes the clients."""

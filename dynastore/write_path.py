@@ -145,10 +145,14 @@ def write(
     *,
     conflicts: str = SINGLE_ITEM,
     index_lag: bool = True,
+    checks: Sequence[RowCheck] = (),
 ) -> list[Written]:
     """Read, decide, commit; again after a conflict (module docstring).
     ``index_lag`` False writes GSI entries with the items even under
-    --gsi-lag-ms (a restore, into a table not yet in the catalogue)."""
+    --gsi-lag-ms (a restore, into a table not yet in the catalogue).
+    ``checks``: rows the commit expects at versions read before (the Redis
+    keyspace's lease row, redis/lease.py): another writer's change to one
+    of them makes the commit conflict."""
     storage = database.storage
     conflicted: frozenset[int] = frozenset()
     attempts = limits.WRITE_CONFLICT_ATTEMPTS
@@ -156,7 +160,7 @@ def write(
     for attempt in range(1, attempts + 1):
         if not transaction and attempt > limits.WRITE_OPTIMISTIC_ATTEMPTS and not storage.exclusive:
             try:
-                return _write_locked(database, targets, decide, index_lag)
+                return _write_locked(database, targets, decide, index_lag, checks)
             except WriteConflict as conflict:
                 if conflict.by_transaction and conflicts == SINGLE_ITEM:
                     raise TransactionConflictException() from None
@@ -165,6 +169,7 @@ def write(
         stored = _read(storage, targets)
         decisions = decide([None if entry is None else entry.row for entry in stored], conflicted)
         commit, written = _build(database, targets, stored, decisions, transaction, index_lag)
+        commit.checks.extend(checks)
         try:
             storage.commit(commit)
         except WriteConflict as conflict:
@@ -182,7 +187,8 @@ def write(
 
 
 def _write_locked(
-    database: Database, targets: Sequence[Target], decide: Decide, index_lag: bool = True
+    database: Database, targets: Sequence[Target], decide: Decide, index_lag: bool = True,
+    checks: Sequence[RowCheck] = (),
 ) -> list[Written]:
     """A write that kept losing its rows to others (a hot key): read them
     locked, inside one transaction, and commit inside it, so it cannot lose
@@ -192,6 +198,7 @@ def _write_locked(
         stored = _read(storage, targets, lock=True)
         decisions = decide([None if entry is None else entry.row for entry in stored], frozenset())
         commit, written = _build(database, targets, stored, decisions, False, index_lag)
+        commit.checks.extend(checks)
         storage.commit(commit)
     return written
 

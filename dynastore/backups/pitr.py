@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -319,7 +320,9 @@ def _update_log(database: Database, table_name: str,
         except CatalogueChanged:
             if attempt == attempts - 1:
                 raise
-            database.storage.pause(limits.PITR_SETTINGS_RETRY_SECONDS * (attempt + 1))
+            # A random pause: contenders that paused alike would collide again
+            # in step (two servers' backups and PITR switches did, under load).
+            database.storage.pause(random.uniform(0, limits.PITR_SETTINGS_RETRY_SECONDS * (attempt + 1)))
             database.refresh_catalogue(check=True)
     raise AssertionError("unreachable")
 
@@ -342,7 +345,7 @@ def _set_log(database: Database, schema: TableSchema, log: dict[str, Any] | None
             return schema
         extensions.pop(CHANGE_LOG_EXTENSION)
         with _changing(database, schema):
-            changed = database.update_table(replace(schema, extensions=extensions), compare=True)
+            changed = database.update_table(replace(schema, extensions=extensions))
             storage.drop_table(int(log["storage_id"]))
         return changed
     with _changing(database, schema):
@@ -359,7 +362,7 @@ def _set_log(database: Database, schema: TableSchema, log: dict[str, Any] | None
                 new["pitr"] = dict(new["pitr"], enabled_at=max(new["pitr"]["enabled_at"], started))
             new["storage_id"] = storage.create_table(database.storage_name(own_table_name(kind)), b"{}")
         extensions[CHANGE_LOG_EXTENSION] = new
-        return database.update_table(replace(schema, extensions=extensions), compare=True)
+        return database.update_table(replace(schema, extensions=extensions))
 
 
 @contextmanager

@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import functools
 import importlib
+import logging
+import random
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dynastore import limits
 from dynastore.errors import (
     DynamoDBError,
+    InternalServerError,
     ResourceNotFoundException,
     UnknownOperationException,
     ValidationException,
@@ -32,6 +36,9 @@ from dynastore.storage.base import CatalogueChanged
 
 if TYPE_CHECKING:
     from dynastore.database import Database
+    from dynastore.engine.schema import TableSchema
+
+logger = logging.getLogger("dynastore.ops")
 
 Handler = Callable[["Database", dict[str, Any]], "dict[str, Any] | bytes"]
 
@@ -149,12 +156,17 @@ def dispatch(
     database.faults.armed and database.faults.before(operation, request)  # docs/faults.md
     if database.replication is not None:  # global tables: replicated writes now due arrive first
         database.replication.catch_up(database)
+        if database.replication.paused:  # a partition: a STRONG table's region without a quorum
+            from dynastore.replication.strong import check_strong_read
+
+            check_strong_read(database, operation, request)
     if operation == "DescribeEndpoints":  # needs no catalogue
         if region is not None and region != database.region:
             handler = functools.partial(describe_endpoints.handle, region=region)
     elif not database.storage.exclusive:  # other servers change the catalogue too
         database.refresh_catalogue(check=operation in CATALOGUE_OPERATIONS)
-        handler = _CURRENT.get(handler) or _CURRENT.setdefault(handler, _on_the_current_catalogue(handler))
+        handler = _CURRENT.get(handler) or _CURRENT.setdefault(
+            handler, _on_the_current_catalogue(handler, writes_catalogue=operation in CATALOGUE_WRITES))
     try:
         if database.throughput is not None:  # docs/throughput.md: off unless asked for
             result: dict[str, Any] | bytes = database.throughput.run(operation, handler, request)
@@ -188,6 +200,10 @@ CATALOGUE_OPERATIONS = frozenset((
     # definition, and restores check the target name (issue 19).
     "CreateBackup", "DescribeContinuousBackups", "UpdateContinuousBackups",
     "RestoreTableFromBackup", "RestoreTableToPointInTime", "ExportTableToPointInTime",
+    # The legacy global-table calls read and change the members' definitions (issue 20).
+    "CreateGlobalTable", "DescribeGlobalTable", "UpdateGlobalTable", "ListGlobalTables",
+    "DescribeGlobalTableSettings", "UpdateGlobalTableSettings",
+    "DescribeTableReplicaAutoScaling", "UpdateTableReplicaAutoScaling",
 ))
 """Operations that read or change the catalogue itself: on a shared store
 they check first that this server's copy is current (one query), so a
@@ -197,23 +213,86 @@ _CURRENT: dict[Handler, Handler] = {}
 """Each operation's handler wrapped by _on_the_current_catalogue (made once)."""
 
 
-def _on_the_current_catalogue(handler: Handler) -> Handler:
+CATALOGUE_WRITES = frozenset((
+    "UpdateTable", "UpdateTimeToLive", "TagResource", "UntagResource", "UpdateContributorInsights",
+))
+"""Operations that change a table's definition (a compare-and-set on its
+generation): once refused, they run again under the table's lock."""
+
+
+def _on_the_current_catalogue(handler: Handler, writes_catalogue: bool = False) -> Handler:
     """``handler``, run again on a reloaded catalogue when its table (or
-    index) was not found here but may exist now, or when its commit was
-    refused because another server changed the table meanwhile."""
+    index) was not found here but may exist now (CATALOGUE_ATTEMPTS runs),
+    or when its commit or its change of the table's definition (a
+    compare-and-set on the table's generation: Database.update_table) was
+    refused because another server changed the table meanwhile. The handler
+    reads the table anew each time, so its change is derived again from the
+    definition as it is now and nobody's change is lost. An operation that
+    changes the definition (``writes_catalogue``) runs again under the
+    table's lock (_under_the_tables_lock), so many servers changing one
+    table at once each get through in turn; each retry follows a short
+    random pause. After limits.CATALOGUE_CHANGE_ATTEMPTS runs:
+    InternalServerError (retryable), never a change made on a stale
+    definition. A handler's writes before its refused one are in the same
+    storage transaction or are safe to make again (ops/update_table.py)."""
 
     def run(database: Database, request: dict[str, Any]) -> dict[str, Any] | bytes:
-        for _ in range(CATALOGUE_ATTEMPTS - 1):
+        stale_lookups = CATALOGUE_ATTEMPTS - 1
+        attempts = limits.CATALOGUE_CHANGE_ATTEMPTS
+        locked = False
+        for attempt in range(1, attempts + 1):
             try:
+                if locked:
+                    return _under_the_tables_lock(handler, database, request)
                 return handler(database, request)
-            except CatalogueChanged:
+            except CatalogueChanged as changed:
+                if attempt == attempts:
+                    logger.warning("the table kept changing under %s: %s", getattr(handler, "__module__", handler),
+                                   changed)
+                    raise InternalServerError() from None
+                locked = writes_catalogue
+                database.storage.pause(random.uniform(0, limits.CATALOGUE_CHANGE_BACKOFF_SECONDS * attempt))
                 database.refresh_catalogue(check=True)
             except (ResourceNotFoundException, ValidationException) as error:
-                if not _may_be_stale(error) or not database.refresh_catalogue(check=True):
+                if stale_lookups == 0 or not _may_be_stale(error) or not database.refresh_catalogue(check=True):
                     raise
-        return handler(database, request)
+                stale_lookups -= 1
+        raise AssertionError("unreachable")
 
     return run
+
+
+def _under_the_tables_lock(handler: Handler, database: Database, request: dict[str, Any]) -> dict[str, Any] | bytes:
+    """``handler`` in one storage transaction that first takes the lock of
+    the request's table (Storage.lock_table), then reloads the catalogue:
+    every other change of the table's definition takes that lock first, so
+    none can come between the definition read here and the one written
+    (the compare-and-set still checks it: a table re-created under the name
+    meanwhile is another table, another lock)."""
+    schema = _requested_table(database, request)
+    if schema is None or "replication" in schema.extensions:
+        # A global table's changes go on to its replicas' definitions (other
+        # tables, other locks: taken inside this one, two servers changing
+        # two replicas could wait for each other). It runs again as it is.
+        return handler(database, request)
+    with database.storage.transaction():
+        database.storage.lock_table(schema.table_id)
+        database.refresh_catalogue(check=True)
+        return handler(database, request)
+
+
+def _requested_table(database: Database, request: dict[str, Any]) -> TableSchema | None:
+    """The table a control-plane request names (by TableName, or by
+    ResourceArn for tagging); None if it names none here."""
+    from dynastore.engine.table_arns import table_name_from_arn
+
+    try:
+        if "ResourceArn" in request:
+            name = table_name_from_arn(request["ResourceArn"], database.region, database.account_id)
+            return database.tables.get(name)
+        return database.table(request.get("TableName", ""))
+    except DynamoDBError:
+        return None
 
 
 def _may_be_stale(error: DynamoDBError) -> bool:

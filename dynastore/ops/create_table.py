@@ -36,6 +36,10 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
 
     if creating_one(database, name) is not None:
         raise ResourceInUseException(f"Table already exists: {name}")
-    created = database.create_table(schema)
-    created = enable_on_create(database, created, request)  # StreamSpecification (issue 5)
+    with database.storage.transaction():
+        # One transaction: the table is nobody else's until it commits, so
+        # its stream's compare-and-set (enable_on_create) cannot be refused
+        # by a change another server made to the table in between.
+        created = database.create_table(schema)
+        created = enable_on_create(database, created, request)  # StreamSpecification (issue 5)
     return {"TableDescription": table_description.created_table_description(created, request)}

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from dynastore.replication.legacy import global_table_settings as handle
+from dynastore.replication.legacy import update_global_table_settings as handle
 
 __all__ = ["handle"]

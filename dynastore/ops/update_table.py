@@ -13,6 +13,7 @@ import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from dynastore import limits
 from dynastore.engine import (
     global_index_updates,
     table_description,
@@ -23,6 +24,7 @@ from dynastore.engine.schema import TableSchema
 from dynastore.errors import DynamoDBError
 from dynastore.replication import replica_updates
 from dynastore.replication.replicas import describe_replication
+from dynastore.storage.base import CatalogueChanged
 from dynastore.streams_api import control as streams_control
 from dynastore.workers.backfill import start_backfill
 
@@ -59,13 +61,21 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     if replica_actions:
         creates_strong = replica_updates.check_replica_set_change(database, schema, request, replica_actions)
     now = database.now()
-    updated = apply_changes(database, schema, request, changes, now)
-    index_updates = None
-    if "GlobalSecondaryIndexUpdates" in changes:
-        index_updates = global_index_updates.plan_index_updates(updated, request, updated.billing_mode, now)
-        updated = apply_index_updates(database, updated, request, index_updates)
-    elif updated != schema and not replica_actions:
-        database.update_table(updated)
+    with database.storage.transaction():
+        # The table's lock first (the order of every catalogue change), and
+        # what the change makes beside the definition (a stream created or
+        # closed, index storage created or dropped) in the same transaction:
+        # when the definition's compare-and-set is refused (another server
+        # changed the table since this copy was read), none of it stays, and
+        # the handler runs again on the table as it is now (ops/__init__.py).
+        database.storage.lock_table(schema.table_id)
+        updated = apply_changes(database, schema, request, changes, now)
+        index_updates = None
+        if "GlobalSecondaryIndexUpdates" in changes:
+            index_updates = global_index_updates.plan_index_updates(updated, request, updated.billing_mode, now)
+            updated = apply_index_updates(database, updated, request, index_updates)
+        elif updated != schema and not replica_actions:
+            database.update_table(updated)
     deleted_replicas = []
     if replica_actions:
         deleted_replicas = [action.region for action in replica_actions if action.kind == "Delete"]
@@ -96,21 +106,27 @@ def carry_index_updates(database: Database, schema: TableSchema, request: dict[s
     replicas = replica_set(schema)
     for replica in replicas.others(database.region) if replicas is not None else ():
         other = region_database(database, replica.region)
-        other.refresh_catalogue(check=True)  # another server may have changed it
-        member = other.tables.get(schema.name)
-        if member is None:
-            continue
-        try:
-            plan = global_index_updates.plan_index_updates(member, request, member.billing_mode, now)
-            changed = apply_index_updates(other, member, request, plan)
-        except DynamoDBError as error:  # the replica differs (an index it already has): said, not fatal
-            logger.warning("the index change of %s did not apply to its replica in %s: %s",
-                           schema.name, replica.region, error.message)
-            continue
-        for name in plan.created:
-            index = changed.index(name)
-            if index is not None:
-                start_backfill(other, changed.name, index)
+        for attempt in range(1, limits.CATALOGUE_CHANGE_ATTEMPTS + 1):
+            other.refresh_catalogue(check=True)  # another server may have changed it
+            member = other.tables.get(schema.name)
+            if member is None:
+                break
+            try:
+                plan = global_index_updates.plan_index_updates(member, request, member.billing_mode, now)
+                changed = apply_index_updates(other, member, request, plan)
+            except CatalogueChanged:  # another server changed the member meanwhile: on it as it is now
+                if attempt == limits.CATALOGUE_CHANGE_ATTEMPTS:
+                    raise
+                continue
+            except DynamoDBError as error:  # the replica differs (an index it already has): said, not fatal
+                logger.warning("the index change of %s did not apply to its replica in %s: %s",
+                               schema.name, replica.region, error.message)
+                break
+            for name in plan.created:
+                index = changed.index(name)
+                if index is not None:
+                    start_backfill(other, changed.name, index)
+            break
 
 
 def describe_replica_changes(description: dict[str, Any], deleted: list[str]) -> None:

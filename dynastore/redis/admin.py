@@ -194,6 +194,7 @@ def overview(server: RedisServer) -> dict[str, Any]:
                     break
     return {
         "Port": server.port,
+        "Role": "owner" if server.serving else "standby",
         "ConnectedClients": len(server.clients),
         "Databases": {str(db): {"Keys": len(entries), "Expires": len(server.keyspace.expiring[db])}
                       for db, entries in enumerate(server.keyspace.dbs) if entries},

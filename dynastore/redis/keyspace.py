@@ -29,13 +29,13 @@ import heapq
 import struct
 import zlib
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sortedcontainers import SortedList  # type: ignore[import-untyped]
 
 from dynastore import write_path
-from dynastore.storage.base import HASH_SPACE, Row
+from dynastore.storage.base import HASH_SPACE, Row, RowCheck
 from dynastore.types.keys import partition_hash
 
 if TYPE_CHECKING:
@@ -60,6 +60,8 @@ hash's, set's or sorted set's are spread over 2^10 partitions by the CRC32
 of the member: no partition of the store grows past about a thousand rows,
 however large the value (the in-memory store's sorted arrays stay cheap to
 insert into)."""
+HASHES_CACHED = 1 << 16
+"""Partition-key hashes the keyspace keeps at most (about 10 MB)."""
 LIST_START = 0
 """The position a new list's first element gets (pushes go either way from it)."""
 
@@ -128,13 +130,19 @@ def new_value(kind: str) -> Any:
     raise ValueError(kind)
 
 
+_STRING_NO_EXPIRY = b"s" + _EXPIRY.pack(0)
+_DB_BYTES = tuple(bytes((db,)) for db in range(256))
+"""A database's byte, the first of each of its rows' partition keys."""
+
+
 def head_item(entry: Entry) -> bytes:
-    expiry = _EXPIRY.pack(entry.expire_ms or 0)
-    letter = _TYPE_LETTERS[entry.kind]
-    if entry.kind == STRING:
+    kind = entry.kind
+    if kind == STRING:
         value: bytes = entry.value
-        return letter + expiry + value
-    return letter + expiry
+        if entry.expire_ms is None:
+            return _STRING_NO_EXPIRY + value
+        return b"s" + _EXPIRY.pack(entry.expire_ms) + value
+    return _TYPE_LETTERS[kind] + _EXPIRY.pack(entry.expire_ms or 0)
 
 
 def position_bytes(position: int) -> bytes:
@@ -175,6 +183,9 @@ class Keyspace:
         self.heads_id = 0
         self.elements_id = 0
         self._pending: dict[tuple[int, bytes, bytes], bytes | None] = {}
+        self._hashes: dict[bytes, int] = {}
+        """Partition keys' hashes already computed (a blake2b each): the keys and
+        element partitions written again and again; emptied past HASHES_CACHED."""
         self.writes = 0
         """Keyspace changes since start (INFO's rdb_changes_since_last_save)."""
 
@@ -184,10 +195,19 @@ class Keyspace:
 
     # --- loading ----------------------------------------------------------------
     def open(self) -> None:
+        self.open_tables()
+        self.load()
+
+    def open_tables(self) -> None:
+        """The two storage tables' ids (made when missing)."""
         storage = self.database.storage
         ids = {record.name: record.table_id for record in storage.load_tables()}
         self.heads_id = ids.get(STORAGE_NAME) or storage.create_table(STORAGE_NAME, b"{}")
         self.elements_id = ids.get(ELEMENTS_NAME) or storage.create_table(ELEMENTS_NAME, b"{}")
+
+    def load(self) -> None:
+        """Every key's value from its rows (one scan of each table)."""
+        storage = self.database.storage
         for row in storage.scan(self.heads_id, 0, HASH_SPACE):
             db, key = row.pk[0], row.pk[1:]
             if db >= len(self.dbs) or row.sk or not row.item or row.item[0] not in _LETTER_TYPES:
@@ -216,9 +236,11 @@ class Keyspace:
 
     # --- recording changes ---------------------------------------------------------
     def changed_head(self, db: int, key: bytes, entry: Entry) -> None:
-        self._pending[(self.heads_id, bytes((db,)) + key, b"")] = head_item(entry)
+        self._pending[(self.heads_id, _DB_BYTES[db] + key, b"")] = head_item(entry)
         if entry.expire_ms is None:
-            self.expiring[db].discard(key)
+            expiring = self.expiring[db]
+            if expiring:
+                expiring.discard(key)
         else:
             self.expiring[db].add(key)
             heapq.heappush(self.deadlines, (entry.expire_ms, db, key))
@@ -228,12 +250,12 @@ class Keyspace:
 
     def changed_element(self, db: int, key: bytes, member: bytes, item: bytes | None) -> None:
         """A hash field's, set member's or sorted-set member's row; ``item`` None deletes it."""
-        self._pending[(self.elements_id, bytes((db,)) + key + member_bucket(member), member)] = item
+        self._pending[(self.elements_id, _DB_BYTES[db] + key + member_bucket(member), member)] = item
         self.on_change(db, key)
 
     def changed_position(self, db: int, key: bytes, position: int, item: bytes | None) -> None:
         """A list element's row at ``position``; ``item`` None deletes it."""
-        pk = bytes((db,)) + key + position_bucket(position)
+        pk = _DB_BYTES[db] + key + position_bucket(position)
         self._pending[(self.elements_id, pk, position_bytes(position))] = item
         self.on_change(db, key)
 
@@ -269,21 +291,30 @@ class Keyspace:
         heapq.heapify(live)
         self.deadlines = live
 
-    def flush(self) -> None:
-        """Write the rows changed since the last flush as one write (one commit)."""
+    def flush(self, checks: Sequence[RowCheck] = ()) -> None:
+        """Write the rows changed since the last flush as one write (one
+        commit); ``checks``: rows it expects unchanged (the lease, redis/lease.py)."""
         pending = self._pending
         if not pending:
             return
         self._pending = {}
         self.writes += 1
-        targets = []
-        decisions: list[Any] = []
         Target, DELETE = write_path.Target, write_path.DELETE
-        for (table_id, pk, sk), item in pending.items():
-            targets.append(Target(table_id, pk, sk, None, reads_old=False))
-            decisions.append(DELETE if item is None else Row(partition_hash(pk), pk, sk, item, len(item)))
+        targets = [Target(table_id, pk, sk, None, False) for table_id, pk, sk in pending]
+        hashes = self._hashes
+        if len(hashes) > HASHES_CACHED:
+            hashes.clear()
+        decisions: list[Any] = []
+        for (_, pk, sk), item in pending.items():
+            if item is None:
+                decisions.append(DELETE)
+                continue
+            pk_hash = hashes.get(pk)
+            if pk_hash is None:
+                pk_hash = hashes[pk] = partition_hash(pk)
+            decisions.append(Row(pk_hash, pk, sk, item, len(item)))
         write_path.write(self.database, targets, lambda rows, conflicted: decisions,
-                         conflicts=write_path.RETRY_ALL)
+                         conflicts=write_path.RETRY_ALL, checks=checks)
 
     def discard_pending(self) -> None:
         self._pending = {}

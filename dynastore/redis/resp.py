@@ -199,8 +199,14 @@ class Parser:
     def feed(self, data: bytes) -> list[list[bytes]]:
         """Every command complete after ``data``; the rest waits for more bytes."""
         buffer = self.buffer
+        if not buffer and data[:1] == b"*":  # the usual case: whole frames, nothing left over
+            commands, used = _whole_frames(data)
+            if used == len(data):
+                return commands
+            data = data[used:]
+        else:
+            commands = []
         buffer += data
-        commands: list[list[bytes]] = []
         position = self.position
         size = len(buffer)
         while position < size:
@@ -279,6 +285,40 @@ class Parser:
             command.append(bytes(buffer[start:start + length]))
             position = start + length + 2
         return command, position
+
+
+def _whole_frames(data: bytes) -> tuple[list[list[bytes]], int]:
+    """The leading well-formed multibulk frames of ``data`` and how many
+    bytes they took, by one ``split`` of the whole read (requests are mostly
+    small arrays of short bulks). It stops, leaving the rest to the
+    incremental parser, at anything else: an incomplete frame, an inline
+    command, a bulk holding CRLF, a header not written canonically, a count
+    the parser must judge (zero, negative, 1,000 or more)."""
+    parts = data.split(b"\r\n")
+    last = len(parts) - 1  # what follows the final CRLF: never a whole part
+    commands: list[list[bytes]] = []
+    used = index = 0
+    while index < last:
+        header = parts[index]
+        if header[:1] != b"*" or not 0 < len(header) - 1 < 4:
+            break
+        try:
+            count = int(header[1:])
+        except ValueError:
+            break
+        end = index + 1 + 2 * count
+        if count <= 0 or end > last or header != b"*%d" % count:
+            break
+        argv = parts[index + 2:end:2]
+        size = len(header) + 2
+        for length, value in zip(parts[index + 1:end:2], argv):  # noqa: B905 - same length by slicing
+            if length != b"$%d" % len(value):
+                return commands, used
+            size += len(length) + len(value) + 4
+        commands.append(argv)
+        used += size
+        index = end
+    return commands, used
 
 
 def _split_quoted(line: bytes) -> list[bytes]:

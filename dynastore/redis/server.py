@@ -6,6 +6,12 @@ SQLite) they join the server's group commit (protocol/group_commit.py): the
 writes of one loop turn share one transaction, and a reply leaves only after
 the COMMIT that made its command's writes durable, so an acknowledged write
 survives kill -9. The replies of one read from a socket go out in one write.
+
+On a shared store (PostgreSQL) one server at a time owns the keyspace, under
+a lease (redis/lease.py); the others answer ``-LOADING`` until they take it
+over. The owner writes the rows of a loop turn as one commit in a greenlet
+on the store's hub (ADR 0005), one such commit at a time, and holds every
+reply of the turn until it is in (ADR 0009 §7).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from dynastore.redis import resp
 from dynastore.redis.commands import COMMANDS, load_all
 from dynastore.redis.commands.common import Command
 from dynastore.redis.keyspace import Entry, Keyspace
+from dynastore.redis.lease import Lease
 from dynastore.redis.resp import Error, Parser, ProtocolError
 
 if TYPE_CHECKING:
@@ -34,6 +41,19 @@ logger = logging.getLogger("dynastore.redis")
 
 BLOCKED: Any = object()
 """A blocking command's answer when it must wait (the client is parked)."""
+
+LOADING = Error("LOADING Redis is loading the dataset in memory")
+"""Every command's reply while this server does not serve the keyspace (a
+standby, a take-over loading, a reload after a failed commit): Redis's own
+reply while it loads, which redis-py raises as BusyLoadingError, a
+ConnectionError its retries cover."""
+LOADING_ALLOWED = frozenset((b"auth", b"hello", b"info", b"config", b"command", b"client", b"quit",
+                             b"reset", b"select"))
+"""The commands Redis 7.0 runs while it loads (its ``loading`` flag) that
+touch no key: connecting (redis-py's HELLO, AUTH, CLIENT SETINFO) and INFO
+(``loading:1``) work on a standby; everything else answers -LOADING."""
+NOT_COMMITTED = b"-ERR the store could not commit this command's writes; it may not have been applied: retry\r\n"
+"""A reply held for a commit that failed: the command's outcome is unknown."""
 
 MULTI_ALLOWED = frozenset(("exec", "discard", "multi", "watch", "quit", "reset"))
 AUTH_FREE = frozenset(("auth", "hello", "quit", "reset"))
@@ -149,8 +169,29 @@ class RedisServer:
         self.database = database
         self.group = group
         self.keyspace = Keyspace(database, limits.REDIS_DATABASES)
-        self.keyspace.open()
         self.keyspace.on_change = self._key_changed
+        self.lease: Lease | None = None
+        """A shared store's lease (redis/lease.py); None on an exclusive store."""
+        self.serving = True
+        """This server owns the keyspace and it is loaded (else: -LOADING)."""
+        self._held: list[tuple[RedisConnection, bytes, bool, int]] = []
+        """Shared store: (connection, data, keep_alive, replies) waiting for the next commit."""
+        self._flushing = False
+        self._flush_scheduled = False
+        self._lease_busy = False
+        self._lease_failures = 0
+        """Asks for the lease in a row that could not reach the store (the polls back off)."""
+        self._lease_timer: asyncio.TimerHandle | None = None
+        self._announced = ""
+        self._hub: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._first_take: asyncio.Future[None] | None = None
+        if database.storage.exclusive:
+            self.keyspace.open()
+        else:
+            self.lease = Lease(database)
+            self.serving = False
+            self._hub = getattr(database.storage, "hub", None)
         if group is not None:  # rows written once a turn, just before the group's COMMIT
             group.before_commit.append(self._flush_before_commit)
         self.stats = Stats()
@@ -181,12 +222,23 @@ class RedisServer:
         from dynastore.redis.admin import register
 
         register(self)
+        if self.lease is not None and self._hub is None:  # the embedded API: take it now or fail
+            self._take_lease()
+            if not self.serving:
+                raise RuntimeError("the Redis keyspace of this database is served by another server")
 
     # --- listening --------------------------------------------------------------------
     async def start(self, host: str, port: int) -> tuple[str, int]:
         from dynastore.protocol.engine import bind_listening_sockets
 
         loop = asyncio.get_running_loop()
+        if self.lease is not None and self._hub is not None:
+            # The first ask for the lease before listening: an owner listens
+            # with its keyspace loaded, a standby answers -LOADING.
+            self._loop = loop
+            first = self._first_take = loop.create_future()
+            self._poll_lease()
+            await first
         for sock in bind_listening_sockets(host, port):
             self.servers.append(await loop.create_server(lambda: RedisConnection(self), sock=sock))
         address = self.servers[0].sockets[0].getsockname()  # type: ignore[attr-defined]
@@ -197,8 +249,17 @@ class RedisServer:
     async def stop(self) -> None:
         if self.sweeper is not None:
             self.sweeper.cancel()
+        if self._lease_timer is not None:
+            self._lease_timer.cancel()
+            self._lease_timer = None
         for server in self.servers:
             server.close()
+        if self.lease is not None:  # the last turn's commit, and its replies, before the clients go
+            deadline = time.monotonic() + limits.REDIS_STOP_COMMIT_SECONDS
+            while (self._flushing or self._held or self.keyspace.pending) and time.monotonic() < deadline:
+                self._schedule_flush()
+                await asyncio.sleep(0.01)
+        self._loop = None
         for client in list(self.clients.values()):
             if client.connection is not None:
                 client.connection.close()
@@ -246,6 +307,8 @@ class RedisServer:
         moment = time.monotonic()
         if moment - self.stats.window_started >= limits.REDIS_HOT_KEY_WINDOW_SECONDS:
             self.stats.rotate_windows(moment)
+        if not self.serving:
+            return
         heap = self.keyspace.deadlines
         if not heap or heap[0][0] > self.now_ms():
             return
@@ -268,11 +331,12 @@ class RedisServer:
 
     # --- change hooks: WATCH and blocked clients -------------------------------------
     def _key_changed(self, db: int, key: bytes) -> None:
-        watchers = self.watching.get((db, key))
-        if watchers:
-            for client in watchers:
-                client.dirty = True
-        if (db, key) in self.waiting:
+        if self.watching:
+            watchers = self.watching.get((db, key))
+            if watchers:
+                for client in watchers:
+                    client.dirty = True
+        if self.waiting and (db, key) in self.waiting:
             self.ready.append((db, key))
 
     def touch_all(self, db: int | None) -> None:
@@ -296,6 +360,8 @@ class RedisServer:
     def execute(self, client: Client, argv: list[bytes]) -> Any:
         """One command's reply (an Error for a refusal); its writes are flushed."""
         started = time.perf_counter()
+        if not self.serving and argv[0].lower() not in LOADING_ALLOWED:
+            return LOADING
         known = self._names.get(argv[0])
         if known is None:
             name = argv[0].lower().decode(errors="replace")
@@ -329,7 +395,7 @@ class RedisServer:
         if client.multi is not None and name not in MULTI_ALLOWED:
             client.multi.append((command, argv))
             return resp.QUEUED
-        if client.subscriptions and client.protocol == 2 and name not in SUBSCRIBED_ALLOWED:
+        if (client.channels or client.patterns) and client.protocol == 2 and name not in SUBSCRIBED_ALLOWED:
             return Error(f"ERR Can't execute '{command.name}': only (P|S)SUBSCRIBE / "
                          "(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
         return self.run(client, command, argv, started)
@@ -369,9 +435,16 @@ class RedisServer:
     def finish_command(self) -> None:
         """Flush the command's rows (inside an open group: once, before its
         COMMIT), then serve blocked clients whose keys got ready."""
-        group = self.group
-        if group is None or not group.is_open:
-            self.keyspace.flush()
+        if self.lease is not None:
+            if self.keyspace.pending:
+                if self._hub is not None:
+                    self._schedule_flush()
+                else:
+                    self._flush_now()
+        else:
+            group = self.group
+            if group is None or not group.is_open:
+                self.keyspace.flush()
         if self.ready:
             self._serve_ready()
 
@@ -382,8 +455,17 @@ class RedisServer:
             logger.exception("the Redis keyspace could not write its rows")
             self.keyspace.discard_pending()
 
-    def hold(self, connection: RedisConnection, data: bytes, keep_alive: bool = True) -> None:
-        """Send ``data`` once what it depends on is durable (group commit)."""
+    def hold(self, connection: RedisConnection, data: bytes, keep_alive: bool = True, replies: int = 1) -> None:
+        """Send ``data`` once what it depends on is durable (group commit; on
+        a shared store the turn's commit). ``replies``: how many replies it
+        holds (each becomes an error if that commit fails; 0: sent as it is)."""
+        if self._hub is not None:
+            if not self._flushing and not self._held and not self.keyspace.pending:
+                connection.send(data, keep_alive)
+                return
+            self._held.append((connection, data, keep_alive, replies))
+            self._schedule_flush()
+            return
         group = self.group
         if group is not None:
             group.hold(connection, data, keep_alive, wrote=self.keyspace.pending)  # type: ignore[arg-type]
@@ -447,7 +529,7 @@ class RedisServer:
         blocked.timer = None
         self.unblock(client)
         if client.connection is not None:
-            self.send(client, resp.encode_one(_timeout_reply(blocked.command), client.protocol))
+            self.send(client, resp.encode_one(_timeout_reply(blocked.command), client.protocol), replies=1)
             client.connection.resume()
 
     def _serve_ready(self) -> None:
@@ -483,17 +565,163 @@ class RedisServer:
                 return  # the oldest still waits: nobody behind it goes first
             self.unblock(client)
             if client.connection is not None:
-                self.send(client, resp.encode_one(reply, client.protocol))
+                self.send(client, resp.encode_one(reply, client.protocol), replies=1)
                 asyncio.get_running_loop().call_soon(client.connection.resume)
             queue = self.waiting.get((db, key))
 
     # --- sending ---------------------------------------------------------------------------------
-    def send(self, client: Client, data: bytes) -> None:
+    def send(self, client: Client, data: bytes, replies: int = 0) -> None:
         """Send outside the client's own command batch (a wake-up, a pub/sub message),
-        behind whatever the group holds."""
+        behind whatever the group holds; ``replies`` as for ``hold``."""
         connection = client.connection
         if connection is not None:
-            self.hold(connection, data)
+            self.hold(connection, data, replies=replies)
+
+    # --- a shared store: the lease, the turn's commit -------------------------------------
+    def _poll_lease(self) -> None:
+        """Every REDIS_LEASE_POLL_SECONDS: a standby asks for the lease; the
+        owner checks it still has it (each in a greenlet of the hub)."""
+        self._lease_timer = None
+        loop = self._loop
+        if loop is None:
+            return
+        delay = limits.REDIS_LEASE_CHECK_SECONDS if self.serving else min(
+            limits.REDIS_LEASE_POLL_MAX_SECONDS, limits.REDIS_LEASE_POLL_SECONDS * 2 ** self._lease_failures)
+        self._lease_timer = loop.call_later(delay, self._poll_lease)
+        if self._lease_busy:
+            return
+        self._lease_busy = True
+        self._hub.spawn(self._check_lease if self.serving else self._take_lease)
+
+    def _take_lease(self) -> None:
+        """Take the keyspace over if its lease is free: the fence row, then
+        every key loaded from the rows (commands get -LOADING meanwhile)."""
+        lease = self.lease
+        assert lease is not None
+        try:
+            locked = lease.try_lock()
+            self._lease_failures = 0  # the store answered
+            if not locked:
+                self._announce("standby, the keyspace is served by another server")
+                return
+            keyspace = Keyspace(self.database, limits.REDIS_DATABASES)
+            keyspace.open_tables()
+            lease.claim(keyspace.heads_id)
+            keyspace.load()
+        except Exception as error:  # PostgreSQL is unreachable: try again at the next poll
+            logger.warning("could not take the Redis keyspace over: %s", error)
+            self._lease_failures = min(self._lease_failures + 1, 8)
+            lease.give_up()
+            self._announce("standby, the store is unavailable")
+            return
+        finally:
+            self._lease_busy = False
+            first, self._first_take = self._first_take, None
+            if first is not None and not first.done():
+                first.set_result(None)
+        keyspace.on_change = self._key_changed
+        self.keyspace = keyspace
+        self.serving = True
+        self.touch_all(None)
+        self._announce(f"serving the keyspace ({sum(map(len, keyspace.dbs))} keys loaded)")
+        if self.waiting:  # clients blocked before: their keys may be ready now
+            self.ready.extend(self.waiting)
+            self._serve_ready()
+
+    def _check_lease(self) -> None:
+        lease = self.lease
+        assert lease is not None
+        try:
+            owned = lease.still_owned()
+        except Exception:  # unreachable: the next commit, or the next check, tells
+            return
+        finally:
+            self._lease_busy = False
+        if not owned and self.serving:
+            self._step_down("another server took the keyspace over")
+
+    def _announce(self, state: str) -> None:
+        """One line per change of state (the standby's is printed once)."""
+        if state != self._announced:
+            self._announced = state
+            if self._hub is None:  # the embedded API: the application's stdout is not ours
+                logger.info("redis: %s", state)
+            else:
+                print(f"redis: {state}", flush=True)
+
+    def _step_down(self, reason: str, state: str = "standby") -> None:
+        """Stop serving: the memory may be behind or ahead of the store. The
+        lease is given up; the next poll asks for it again (and reloads)."""
+        logger.warning("not serving the Redis keyspace: %s", reason)
+        self.serving = False
+        if self.lease is not None:
+            self.lease.give_up()
+        self.keyspace.discard_pending()
+        self.keyspace = Keyspace(self.database, limits.REDIS_DATABASES)
+        self.keyspace.on_change = self._key_changed
+        self.touch_all(None)
+        self._announce(f"{state} ({reason})")
+
+    def _schedule_flush(self) -> None:
+        """Commit the turn's rows once the turn ends (one commit in flight at a time)."""
+        if self._flushing or self._flush_scheduled or self._loop is None:
+            return
+        self._flush_scheduled = True
+        self._loop.call_soon(self._start_flush)
+
+    def _start_flush(self) -> None:
+        self._flush_scheduled = False
+        if self._flushing or (not self._held and not self.keyspace.pending):
+            return
+        replies, self._held = self._held, []
+        self._flushing = True
+        keyspace = self.keyspace
+        fence = self.lease.fence() if self.lease is not None and self.serving else None
+
+        def commit() -> None:
+            failure: BaseException | None = None
+            try:
+                if fence is None and keyspace.pending:
+                    keyspace.discard_pending()
+                    raise RuntimeError("the keyspace is not this server's any more")
+                keyspace.flush(fence or ())  # takes the rows at once, before it parks
+            except Exception as error:
+                failure = error
+            self._flushed(keyspace, replies, failure)
+
+        self._hub.spawn(commit)
+
+    def _flushed(self, keyspace: Keyspace, replies: list[tuple[RedisConnection, bytes, bool, int]],
+                 failure: BaseException | None) -> None:
+        """The turn's commit is in (send its replies) or failed (each reply
+        an error, and those behind it, whose commands read its changes)."""
+        self._flushing = False
+        if failure is not None:
+            logger.warning("a commit of the Redis keyspace's rows failed: %s", failure)
+            replies += self._held
+            self._held = []
+        for connection, data, keep_alive, count in replies:
+            if failure is not None and count:
+                data = NOT_COMMITTED * count
+            connection.send(data, keep_alive)
+        if failure is not None:
+            if keyspace is self.keyspace and self.serving:
+                self._step_down("a commit failed", "reloading the keyspace from the store")
+            if self._loop is not None and self._lease_timer is not None:
+                self._lease_timer.cancel()
+                self._lease_timer = self._loop.call_soon(self._poll_lease)  # type: ignore[assignment]
+            return
+        if self._held or self.keyspace.pending:
+            self._schedule_flush()
+
+    def _flush_now(self) -> None:
+        """No hub (the embedded API over PostgreSQL): the command's rows now."""
+        assert self.lease is not None
+        try:
+            self.keyspace.flush(self.lease.fence())
+        except Exception:
+            logger.exception("a commit of the Redis keyspace's rows failed")
+            self._step_down("a commit failed")
 
 
 def _timeout_reply(command: Command) -> Any:
@@ -504,7 +732,16 @@ def _timeout_reply(command: Command) -> Any:
 
 
 def _halve(counts: dict[bytes, int]) -> None:
-    """Keep the hot-key table bounded: drop the cold half, halve the rest (decay)."""
+    """Keep the hot-key table bounded: drop the cold half, halve the rest (decay).
+    Keys seen once are the cold ones when there are enough of them (many keys
+    touched once each: one pass, no sort)."""
+    once = [key for key, count in counts.items() if count == 1]
+    if len(once) >= len(counts) // 2:
+        for key in once:
+            del counts[key]
+        for key in counts:
+            counts[key] //= 2
+        return
     ranked = sorted(counts.items(), key=lambda pair: pair[1], reverse=True)
     counts.clear()
     for key, count in ranked[: len(ranked) // 2]:
@@ -567,16 +804,18 @@ class RedisConnection(asyncio.Protocol):
                 return
         out: list[bytes] = []
         backlog = client.backlog
+        count = 0
         with server.lock:
             while backlog and client.blocked is None and not client.closing:
                 reply = server.execute(client, backlog.popleft())
                 if reply is BLOCKED:
                     break
                 resp.encode(reply, client.protocol, out)
+                count += 1
         if out:
-            server.hold(self, b"".join(out))
+            server.hold(self, b"".join(out), replies=count)
         if client.closing:
-            server.hold(self, b"", False)
+            server.hold(self, b"", False, replies=0)
 
     def resume(self) -> None:
         """The client was unblocked: run what arrived meanwhile."""

@@ -60,8 +60,12 @@ def handle_admin_replication(database: Database, method: str, path: str, body: b
         replicator.save_settings(registry.default)
     elif method != "GET":
         return 405, {"message": "Method Not Allowed"}
+    if not registry.default.storage.exclusive:  # another server's namespaces and global tables too
+        registry.open_stored()
     for namespace in registry.all():  # what is due arrives before the figures are read
         if namespace.account_id == database.account_id:
+            if not namespace.storage.exclusive:
+                namespace.refresh_catalogue(check=True)
             replicator.catch_up(namespace)
     return 200, state(database, replicator)
 

@@ -152,9 +152,10 @@ def replication_changes(
         TRANSACTION_ITEM_SPACING_SECONDS)
     now = database.now() + position * spacing
     strong = replicas.consistency == STRONG
-    if strong:  # a write racing another region's: ReplicatedWriteConflictException
-        from dynastore.replication.strong import check_conflict
+    if strong:  # no quorum: InternalServerError; a write racing another region's: ReplicatedWriteConflictException
+        from dynastore.replication.strong import check_conflict, check_quorum
 
+        check_quorum(database, replicas)
         check_conflict(database, previous, now)
     if previous is not None and previous.timestamp >= now:
         now = previous.timestamp + 0.000001  # a later write of one item is always newer

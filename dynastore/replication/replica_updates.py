@@ -34,6 +34,7 @@ allowed for a Global Table replica.").
 
 from __future__ import annotations
 
+import functools
 import importlib
 import threading
 import uuid
@@ -132,6 +133,12 @@ def check_replica_set_change(
     Delete per call otherwise. True when the request creates a STRONG table."""
     from dynastore.replication import strong
 
+    current = replica_set(schema)
+    if current is not None and current.version == replica_sets.LEGACY_VERSION:
+        raise ValidationException(
+            "One or more parameter values were invalid: the table is a replica of a global table version "
+            "2017.11.29; its replicas change with UpdateGlobalTable"
+        )
     creates_strong = strong.check_request(database, schema, request, actions)
     if not creates_strong and not strong.is_strong(schema) and sum(action.kind != "Update" for action in actions) > 1:
         raise ValidationException(
@@ -195,9 +202,7 @@ def update_replica(database: Database, schema: TableSchema, action: ReplicaActio
     if settings.get("TableClassOverride") is not None:
         check_table_class(settings["TableClassOverride"])
     member_database = database if action.region == database.region else region_database(database, action.region)
-    member = member_database.tables.get(schema.name)
-    if member is not None:
-        member_database.update_table(_with_overrides(member, settings))
+    member_database.change_table(schema.name, lambda member: _with_overrides(member, settings))
     overrides = {**replica.overrides, **{name: settings[name] for name in CREATE_OVERRIDES if settings.get(name)}}
     replicas = current.with_replica(replace(replica, overrides=overrides))
     publish_replica_set(database, schema.name, replicas)
@@ -349,7 +354,7 @@ def _publish(database: Database, schema: TableSchema, replicas: ReplicaSet) -> T
         if member is not None and member.extensions.get(replica_sets.REPLICATION_EXTENSION) != (
             replicas.to_extension() if len(replicas.replicas) > 1 else None
         ):
-            other.update_table(with_replica_set(member, replicas))
+            other.change_table(schema.name, lambda member: with_replica_set(member, replicas))
     return schema
 
 
@@ -358,9 +363,7 @@ def publish_replica_set(database: Database, table_name: str, replicas: ReplicaSe
     for region in {database.region, *replicas.regions}:
         member_database = database if region == database.region else region_database(database, region)
         member_database.refresh_catalogue(check=True)  # on a shared store, another server's changes first
-        member = member_database.tables.get(table_name)
-        if member is not None:
-            member_database.update_table(with_replica_set(member, replicas))
+        member_database.change_table(table_name, lambda member: with_replica_set(member, replicas))
 
 
 class _SetLock:
@@ -424,8 +427,7 @@ def change_replica_set(
     with replica_set_lock(database):
         schema = database.tables.get(table_name)
         if schema is not None and own_change is not None:
-            database.update_table(own_change(schema))
-            schema = database.tables.get(table_name)
+            schema = database.change_table(table_name, own_change)
         current = replica_set(schema) if schema is not None else None
         if current is not None:
             publish_replica_set(database, table_name, change(current))
@@ -473,9 +475,7 @@ def table_deleted(database: Database, schema: TableSchema) -> None:
     remaining = current.without(database.region)
     for replica in remaining.replicas:
         other = region_database(database, replica.region)
-        member = other.tables.get(schema.name)
-        if member is not None:
-            other.update_table(with_replica_set(member, remaining))
+        other.change_table(schema.name, lambda member: with_replica_set(member, remaining))
 
 
 GROUP_SETTINGS = (
@@ -498,16 +498,15 @@ def carry_settings(database: Database, schema: TableSchema, ttl: bool = False) -
         for replica in current.others(database.region):
             other = region_database(database, replica.region)
             other.refresh_catalogue(check=True)
-            member = other.tables.get(schema.name)
-            if member is None:
-                continue
-            if ttl:
-                extensions = {key: value for key, value in member.extensions.items() if key != TTL_EXTENSION}
-                if TTL_EXTENSION in schema.extensions:
-                    extensions[TTL_EXTENSION] = dict(schema.extensions[TTL_EXTENSION])
-                changed = replace(member, extensions=extensions)
-            else:
-                changed = replace(member, **{name: getattr(schema, name) for name in GROUP_SETTINGS})
-                changed = _with_overrides(changed, replica.overrides)  # its own read capacity stays
-            if changed != member:
-                other.update_table(changed)
+            other.change_table(schema.name, functools.partial(_carried, schema, replica.overrides, ttl))
+
+
+def _carried(schema: TableSchema, overrides: dict[str, Any], ttl: bool, member: TableSchema) -> TableSchema:
+    """``member`` with ``schema``'s group-wide settings (or its TTL setting)."""
+    if ttl:
+        extensions = {key: value for key, value in member.extensions.items() if key != TTL_EXTENSION}
+        if TTL_EXTENSION in schema.extensions:
+            extensions[TTL_EXTENSION] = dict(schema.extensions[TTL_EXTENSION])
+        return replace(member, extensions=extensions)
+    changed = replace(member, **{name: getattr(schema, name) for name in GROUP_SETTINGS})
+    return _with_overrides(changed, overrides)  # its own read capacity stays

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 REPLICATION_EXTENSION = "replication"
 GLOBAL_TABLE_VERSION = "2019.11.21"
+LEGACY_VERSION = "2017.11.29"
+"""A group made by the legacy API (opt-in: legacy.py): DescribeTable shows
+no Replicas for it, and it stays a global table with one member."""
 REPLICA_STREAM_VIEW = "replica_stream_view"
 """Extension of a CREATING replica: the view type its stream gets once ACTIVE."""
 EVENTUAL = "EVENTUAL"
@@ -75,6 +78,8 @@ class ReplicaSet:
     consistency: str = EVENTUAL
     witnesses: tuple[str, ...] = ()
     """The regions of a STRONG table's witness (no table there: dynastore/replication/strong.py)."""
+    created_at: float | None = None
+    """A legacy global table's CreationDateTime."""
 
     def to_extension(self) -> dict[str, Any]:
         extension: dict[str, Any] = {
@@ -84,6 +89,8 @@ class ReplicaSet:
         }
         if self.witnesses:
             extension["witnesses"] = list(self.witnesses)
+        if self.created_at is not None:
+            extension["created_at"] = self.created_at
         return extension
 
     @classmethod
@@ -93,6 +100,7 @@ class ReplicaSet:
             extension.get("version", GLOBAL_TABLE_VERSION),
             extension.get("consistency", EVENTUAL),
             tuple(extension.get("witnesses", ())),
+            extension.get("created_at"),
         )
 
     @property
@@ -129,9 +137,11 @@ def replica_set(schema: TableSchema) -> ReplicaSet | None:
 
 
 def with_replica_set(schema: TableSchema, replicas: ReplicaSet | None) -> TableSchema:
-    """The definition carrying ``replicas`` (None, or a set of one: a regional table)."""
+    """The definition carrying ``replicas`` (None, or a set of one: a regional
+    table; a legacy global table keeps its group of one)."""
     extensions = {key: value for key, value in schema.extensions.items() if key != REPLICATION_EXTENSION}
-    if replicas is not None and len(replicas.replicas) > 1:
+    if replicas is not None and (len(replicas.replicas) > 1 or (replicas.version == LEGACY_VERSION
+                                                                and replicas.replicas)):
         extensions[REPLICATION_EXTENSION] = replicas.to_extension()
     return replace(schema, extensions=extensions)
 
@@ -167,7 +177,7 @@ def describe_replication(database: Database, schema: TableSchema, description: d
     from dynastore.replication.replica_updates import region_database
 
     replicas = replica_set(schema)
-    if replicas is None:
+    if replicas is None or replicas.version == LEGACY_VERSION:  # a legacy group: DescribeGlobalTable shows it
         return
     description["GlobalTableVersion"] = replicas.version
     description["Replicas"] = [

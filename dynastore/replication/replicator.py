@@ -8,7 +8,8 @@ is ``--replication-lag-ms`` (``$DYNASTORE_REPLICATION_LAG_MS``, default
 ``DEFAULT_LAG_MS``) unless ``/_dynastore/replication`` set one for the pair,
 so moving the clock makes a write arrive, and changing a lag applies to
 what is already queued. A paused region (a partition) neither sends nor
-receives until it is resumed; its writes wait in the queue.
+receives until it is resumed; its writes wait in the queue (a STRONG
+table's too: a region without a quorum takes none, strong.py).
 
 Due rows are applied before every request reaches a region that receives
 any (``catch_up``, called by ops.dispatch and the Streams API), and by the
@@ -22,7 +23,9 @@ clock, the region breaking ties): an older write arriving after a newer
 one is discarded; a newer one replaces the item. A write that replaces a
 version its source had not seen (a concurrent write in another region) is
 an *overwrite*: one of the two writes silently disappears, as on DynamoDB.
-Both are counted per region and table (``GET /_dynastore/replication``).
+Both are counted per region and table (``GET /_dynastore/replication``), in
+a row of the store updated in the commit that applies the write (every
+server over a shared store shows the same totals).
 
 A replicated write consumes write capacity in the receiving region (rWCU,
 rWRU on demand) when the throughput model is on; TTL deletions replicate
@@ -101,7 +104,11 @@ def set_default_lag(seconds: float) -> None:
 
 @dataclass
 class Counters:
-    """What one region's replica of one table received."""
+    """What one region's replica of one table received. Kept in the store
+    (a row of the receiving namespace's job progress, keyed by the table's
+    storage id), updated in the commit that applies each replicated write,
+    so every server over a shared store shows the same totals and they
+    survive a restart."""
 
     applied: int = 0
     overwrites: int = 0
@@ -117,6 +124,25 @@ class Counters:
             "LastLagSeconds": self.last_lag_seconds,
         }
 
+    @classmethod
+    def from_row(cls, row: Row | None) -> Counters:
+        if row is None:
+            return cls()
+        applied, overwrites, discarded, units, last_at, last_lag = orjson.loads(row.item)
+        return cls(int(applied), int(overwrites), int(discarded), float(units), last_at, last_lag)
+
+    def to_row(self, key: bytes) -> Row:
+        data = orjson.dumps([self.applied, self.overwrites, self.discarded, self.write_units,
+                             self.last_applied_at, self.last_lag_seconds])
+        return Row(partition_hash(key), key, b"", data, len(data))
+
+
+COUNTERS_JOB = "replication/counters/"
+
+
+def counters_key(table_id: int) -> bytes:
+    return f"{COUNTERS_JOB}{table_id}".encode()
+
 
 class Replicator:
     def __init__(self, storage: Storage) -> None:
@@ -128,8 +154,6 @@ class Replicator:
         """(account, receiving region) -> when due rows may next exist
         (missing: look now). Not used on a shared store, where other
         servers queue rows too."""
-        self.counters: dict[tuple[str, str, str], Counters] = {}
-        """(account, region, table) -> what that replica received."""
         self.conflict_window_seconds = CONFLICT_WINDOW_MS / 1000
         """STRONG tables: a write to an item another region wrote less than this ago conflicts."""
         self.transaction_item_spacing_seconds = TRANSACTION_ITEM_SPACING_SECONDS
@@ -137,6 +161,15 @@ class Replicator:
         self._applying: set[int] = set()
         self._settings_loaded = False
         self._settings_due = 0.0
+        self._changes = 0
+        """Bumped when rows are queued or the settings change: a pass of
+        ``_catch_up`` that saw a bump while it ran (a request's, the pump's:
+        greenlets on a shared store) must not replace ``next_check`` with
+        what it found before."""
+        self._settings_generation = 0
+        """Of the settings held here: a reload that read an older row (it was
+        parked on the store while the admin route changed and saved them)
+        must not put the old lags and pauses back."""
 
     # --- settings ------------------------------------------------------------------
     def lag(self, source: str, target: str) -> float:
@@ -144,9 +177,11 @@ class Replicator:
 
     def settings_changed(self) -> None:
         self.next_check.clear()
+        self._changes += 1
 
     def queued(self, account_id: str, regions: list[str], written_at: float, source: str, strong: bool = False) -> None:
         """A write queued rows for ``regions``: they are due after the lag (at once for a STRONG table)."""
+        self._changes += 1
         for region in regions:
             key = (account_id, region)
             due = written_at if strong else written_at + self.lag(source, region)
@@ -158,10 +193,15 @@ class Replicator:
         if self._settings_loaded and not again:
             return
         self._settings_loaded = True
+        generation = self._settings_generation
         row = database.storage.get(database.jobs_id, SETTINGS_JOB.encode(), b"")
         if row is None:
             return
         settings = orjson.loads(row.item)
+        stored = int(settings.get("generation", 0))
+        if stored < self._settings_generation or generation != self._settings_generation:
+            return  # changed here meanwhile (admin route): what this read found is older
+        self._settings_generation = stored
         if settings.get("default_lag_seconds") is not None and not _FLAG_LAG_SECONDS:
             self.default_lag_seconds = float(settings["default_lag_seconds"])
         self.pair_lag_seconds = {
@@ -176,24 +216,31 @@ class Replicator:
     def save_settings(self, database: Database) -> None:
         from dynastore.storage.base import Commit, RowChange
 
+        self._settings_generation += 1  # before anything parks: a reload in flight is older
+        key = SETTINGS_JOB.encode()
+        saved = database.storage.get(database.jobs_id, key, b"")  # another server's may be newer
+        if saved is not None:
+            self._settings_generation = max(self._settings_generation,
+                                            int(orjson.loads(saved.item).get("generation", 0)) + 1)
         data = orjson.dumps({
+            "generation": self._settings_generation,
             "default_lag_seconds": self.default_lag_seconds,
             "pairs": [[source, target, seconds] for (source, target), seconds in sorted(self.pair_lag_seconds.items())],
             "paused": sorted(self.paused),
             "conflict_window_seconds": self.conflict_window_seconds,
             "transaction_item_spacing_seconds": self.transaction_item_spacing_seconds,
         })
-        key = SETTINGS_JOB.encode()
         row = Row(partition_hash(key), key, b"", data, len(data))
         database.storage.commit(Commit(changes=[RowChange(database.jobs_id, key, b"", row)]))
         self.settings_changed()
 
-    def counter(self, database: Database, table_name: str) -> Counters:
-        key = (database.account_id, database.region, table_name)
-        counters = self.counters.get(key)
-        if counters is None:
-            counters = self.counters[key] = Counters()
-        return counters
+    @staticmethod
+    def counter(database: Database, table_name: str) -> Counters:
+        """What ``database``'s replica of ``table_name`` received (the store's row)."""
+        schema = database.tables.get(table_name)
+        if schema is None:
+            return Counters()
+        return Counters.from_row(database.storage.get(database.jobs_id, counters_key(schema.table_id), b""))
 
     # --- applying ----------------------------------------------------------------
     def catch_up(self, database: Database) -> int:
@@ -235,6 +282,7 @@ class Replicator:
 
         now = database.now()
         region = database.region
+        changes = self._changes
         sources = sorted({
             replica.region
             for schema in database.tables.values() if (replicas := replica_set(schema)) is not None
@@ -243,19 +291,24 @@ class Replicator:
         applied, earliest = 0, NEVER
         for source in sources:
             source_database = region_database(database, source)
+            if source in self.paused or region in self.paused:
+                continue  # a partition (STRONG tables' writes too): looked at again once resumed
             count, next_due = self._apply_due(source_database, database, NEVER, strong=True)
             applied += count
             earliest = min(earliest, next_due)
-            if not eventual or source in self.paused or region in self.paused:
-                continue  # a partition: looked at again once resumed
+            if not eventual:
+                continue
             lag = self.lag(source, region)
             count, next_due = self._apply_due(source_database, database, now - lag)
             applied += count
             earliest = min(earliest, next_due + lag)
         if not self.exclusive:  # other servers' rows: looked for again soon
             earliest = min(earliest, now + SHARED_POLL_SECONDS)
-        if eventual or earliest < self.next_check.get(key, NEVER):
-            self.next_check[key] = earliest
+        if changes == self._changes:
+            if eventual or earliest < self.next_check.get(key, NEVER):
+                self.next_check[key] = earliest
+        elif key in self.next_check:  # rows queued meanwhile: the earlier of the two (absent: look at once)
+            self.next_check[key] = min(self.next_check[key], earliest)
         return applied
 
     def _apply_due(self, source: Database, target: Database, cutoff: float, strong: bool = False) -> tuple[int, float]:
@@ -293,27 +346,42 @@ class Replicator:
         item_target = write_path.item_target(schema, write.pk, write.sk, by_service=write.by_service)
         item_target.replicated_from = write.source
         version_target = write_path.Target(target.replication_versions_id, version_key(schema.table_id, write.pk), write.sk)
+        counter_key = counters_key(schema.table_id)
+        counter_target = write_path.Target(target.jobs_id, counter_key, b"")
         outcome = ["gone"]
+        units = [0.0]
+        now = target.now()
 
         def decide(old_rows: list[Row | None], _: frozenset[int]) -> list[write_path.Decision]:
             if old_rows[2] is None:
                 outcome[0] = "gone"  # applied meanwhile (another server)
-                return [None, None, None]
+                return [None, None, None, None]
             current = parse_version(old_rows[1])
+            counters = Counters.from_row(old_rows[3])
             if not write.version.newer_than(current):
                 outcome[0] = "discarded"
-                return [None, None, write_path.DELETE]
+                counters.discarded += 1
+                return [None, None, write_path.DELETE, counters.to_row(counter_key)]
             outcome[0] = "overwrote" if current is not None and current != write.previous else "applied"
             item: write_path.Decision = write_path.DELETE
             if write.item is not None:
                 item = Row(partition_hash(write.pk), write.pk, write.sk, write.item, write.size)
             version = version_row(schema.table_id, write.pk, write.sk, write.version, write.item is None)
-            return [item, version, write_path.DELETE]
+            sizes = [size for size in (old_rows[0].size if old_rows[0] is not None else None,
+                                       write.size if write.item is not None else None) if size is not None]
+            units[0] = write_units(max(sizes)) if sizes else 1.0
+            counters.applied += 1
+            counters.overwrites += outcome[0] == "overwrote"
+            counters.write_units += units[0]
+            counters.last_applied_at = now
+            counters.last_lag_seconds = max(0.0, now - write.written_at)
+            return [item, version, write_path.DELETE, counters.to_row(counter_key)]
 
-        written = write_path.write(
-            target, [item_target, version_target, queue_target], decide, conflicts=write_path.RETRY_ALL
+        write_path.write(
+            target, [item_target, version_target, queue_target, counter_target], decide,
+            conflicts=write_path.RETRY_ALL,
         )
-        self._count(target, schema, write, written[0], outcome[0])
+        self._count(target, schema, write, units[0], outcome[0], now)
         return outcome[0]
 
     @staticmethod
@@ -323,26 +391,19 @@ class Replicator:
         replicas = replica_set(schema) if schema is not None else None
         return schema, (replicas.member(target.region) if replicas is not None else None)
 
-    def _count(self, target: Database, schema: TableSchema, write: Replicated, written: Any, outcome: str) -> None:
+    @staticmethod
+    def _count(target: Database, schema: TableSchema, write: Replicated, units: float, outcome: str,
+               now: float) -> None:
+        """Log an overwrite or a discarded write; charge the receiving region's capacity."""
         if outcome == "gone":
             return
-        counters = self.counter(target, schema.name)
-        now = target.now()
         if outcome == "discarded":
-            counters.discarded += 1
             logger.info("replication: %s's write of an item of %s lost to a newer one in %s (last writer wins)",
                         write.source, schema.name, target.region)
             return
-        counters.applied += 1
         if outcome == "overwrote":
-            counters.overwrites += 1
             logger.info("replication: %s's write overwrote a concurrent write of an item of %s in %s",
                         write.source, schema.name, target.region)
-        counters.last_applied_at = now
-        counters.last_lag_seconds = max(0.0, now - write.written_at)
-        sizes = [row.size for row in (written.old_row, written.new_row) if row is not None]
-        units = write_units(max(sizes)) if sizes else 1.0
-        counters.write_units += units
         throughput = target.throughput
         if throughput is not None:  # rWCU / rWRU in the receiving region, its table and partition
             state = throughput.state(schema, now)
@@ -398,25 +459,25 @@ REPLICATION_METRICS = (
 def replication_metrics(database: Database) -> dict[str, Any]:
     """What each global table of ``database``'s region received
     (``GET /_dynastore/metrics``' ``Replication``)."""
-    replicator = database.replication
-    if replicator is None:
-        return {}
+    if not database.storage.exclusive:  # another server may have made the table global
+        database.refresh_catalogue(check=True)
     return {
-        name: replicator.counter(database, name).report()
+        name: Replicator.counter(database, name).report()
         for name, schema in sorted(database.tables.items()) if replica_set(schema) is not None
     }
 
 
 def replication_samples(database: Database) -> list[str]:
     """The replication counters as Prometheus samples (counters, per table)."""
-    replicator = database.replication
-    if replicator is None:
+    if not database.storage.exclusive:  # another server may have made the table global
+        database.refresh_catalogue(check=True)
+    if not any(replica_set(schema) is not None for schema in database.tables.values()):
         return []
     lines = [f"# TYPE {metric} counter" for _, metric in REPLICATION_METRICS]
     for name, schema in sorted(database.tables.items()):
         if replica_set(schema) is None:
             continue
-        counters = replicator.counter(database, name)
+        counters = Replicator.counter(database, name)
         for attribute, metric in REPLICATION_METRICS:
             lines.append(f'{metric}{{table="{name}",region="{database.region}"}} {getattr(counters, attribute):g}')
     return lines

@@ -13,6 +13,17 @@ default ``CONFLICT_WINDOW_MS`` on the database clock) is refused with
 ReplicatedWriteConflictException, as DynamoDB refuses a write racing one
 in flight in another region; the SDKs retry it.
 
+A region cut off by a partition (``/_dynastore/replication`` ``pause``)
+cannot reach a quorum: it and the regions it still reaches (replicas and
+witness, a paused one reaching none) must be at least two of the three.
+Without it a write to a STRONG table, or a strongly consistent read of one,
+fails with InternalServerError (HTTP 500, which the SDKs retry) while
+eventually consistent reads are served from the local replica, stale; the
+two regions left keep their quorum and go on. The writes they make reach
+the cut-off region when it is resumed. (The developer guide says an
+isolated MRSC replica serves no writes and no strongly consistent reads;
+the error code is not documented: docs/compatibility.md.)
+
 The messages of the creation and membership rules are DynamoDB's as
 measured live (ack-api-quirks DDB-TABLE-202/257/258/260/261). Those for
 what a STRONG table does not support (transactions, local secondary
@@ -25,7 +36,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from dynastore.engine.ttl import enabled_attribute
-from dynastore.errors import ReplicatedWriteConflictException, ValidationException
+from dynastore.errors import (
+    InternalServerError,
+    ReplicatedWriteConflictException,
+    ValidationException,
+)
 from dynastore.replication.replicas import STRONG, replica_set
 
 if TYPE_CHECKING:
@@ -172,3 +187,43 @@ def check_conflict(database: Database, previous: Any, now: float) -> None:
     if previous is not None and previous.region != database.region and now - previous.timestamp < window:
         raise ReplicatedWriteConflictException()
 
+
+
+def has_quorum(database: Database, replicas: ReplicaSet) -> bool:
+    """Whether ``database``'s region reaches a majority of a STRONG table's
+    members (replicas and witness) through the partitions set now."""
+    replicator = database.replication
+    paused = replicator.paused if replicator is not None else set()
+    if not paused:
+        return True
+    if database.region in paused:
+        return False  # isolated: itself only
+    members = {*replicas.regions, *replicas.witnesses}
+    reached = [region for region in members if region not in paused]
+    return 2 * len(reached) > len(members)
+
+
+def check_quorum(database: Database, replicas: ReplicaSet) -> None:
+    if not has_quorum(database, replicas):
+        raise InternalServerError()
+
+
+STRONG_READS = ("GetItem", "Query", "Scan", "BatchGetItem")
+
+
+def check_strong_read(database: Database, operation: str, request: dict[str, Any]) -> None:
+    """A strongly consistent read of a STRONG table from a region without a
+    quorum (ops.dispatch calls it while a region is paused)."""
+    if operation not in STRONG_READS:
+        return
+    if operation == "BatchGetItem":
+        items = request.get("RequestItems")
+        names = [name for name, entry in items.items() if isinstance(entry, dict) and entry.get("ConsistentRead")
+                 ] if isinstance(items, dict) else []
+    else:
+        names = [request.get("TableName")] if request.get("ConsistentRead") is True else []
+    for name in names:
+        schema = database.tables.get(name) if isinstance(name, str) else None
+        replicas = replica_set(schema) if schema is not None else None
+        if replicas is not None and replicas.consistency == STRONG:
+            check_quorum(database, replicas)

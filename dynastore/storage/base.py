@@ -165,7 +165,7 @@ class TableRecord:
     name: str
     metadata: bytes  # JSON owned by dynastore.engine.schema
     generation: int = 0
-    """Grows with every change of the record (shared stores; 0 elsewhere)."""
+    """Grows with every change of the record (``Storage.update_table_metadata``)."""
 
 
 class Storage(ABC):
@@ -185,16 +185,20 @@ class Storage(ABC):
         """Register a table and return its new, never-reused table id."""
 
     first_generation: int = 0
-    """``TableRecord.generation`` of a table just created (shared stores count from 1)."""
+    """``TableRecord.generation`` of a table just created (shared stores count from 1, exclusive ones from 0)."""
 
     @abstractmethod
     def update_table_metadata(self, table_id: int, metadata: bytes, expected_generation: int | None = None) -> int:
         """Replace a table's metadata; returns its new generation. With
         ``expected_generation``, a compare-and-set: only while the table's
         generation is still that one, else ``CatalogueChanged`` and nothing
-        is written (another server changed the table since it was read: read
-        it again and redo the change). An exclusive store has one writer and
-        generation 0 always: nothing can have come between."""
+        is written (another server, or a stale copy in this one, changed the
+        table since it was read: read it again and redo the change). Every
+        store keeps generations, exclusive ones too (memory, SQLite: from
+        ``first_generation``, one more per change or rename), so the
+        contract is one: a change computed from an older definition than the
+        stored one is refused, whoever made the newer one. A missing table
+        is KeyError."""
 
     def lock_table(self, table_id: int) -> None:
         """Inside ``transaction()``: hold the table's lock until the
@@ -313,6 +317,12 @@ class Storage(ABC):
         goes when this process ends or loses its connection, so another
         server takes the work over. Always True on an exclusive store."""
         return True
+
+    def release_lock(self, name: str) -> None:
+        """Give up the lock ``name`` (``hold_lock``): the next ``hold_lock``
+        asks the store again instead of answering from memory. Nothing on an
+        exclusive store."""
+        return None
 
     # --- the write path ---------------------------------------------------------
     def read_for_write(self, keys: Sequence[RowKey], lock: bool = False) -> list[Stored]:

@@ -51,7 +51,14 @@ from types import TracebackType
 
 from sortedcontainers import SortedList  # type: ignore[import-untyped, unused-ignore]
 
-from dynastore.storage.base import HASH_SPACE, Row, SortKeyRange, Storage, TableRecord
+from dynastore.storage.base import (
+    HASH_SPACE,
+    CatalogueChanged,
+    Row,
+    SortKeyRange,
+    Storage,
+    TableRecord,
+)
 from dynastore.storage.ranges import (
     FIRST_CHUNK_ROWS,
     MAX_CHUNK_ROWS,
@@ -140,11 +147,13 @@ class _Single:
 
 
 class _Table:
-    __slots__ = ("name", "metadata", "partitions", "partition_order", "item_count", "total_size")
+    __slots__ = ("name", "metadata", "generation", "partitions", "partition_order", "item_count", "total_size")
 
     def __init__(self, name: str, metadata: bytes) -> None:
         self.name = name
         self.metadata = metadata
+        self.generation = 0
+        """Grows with every change of the record (Storage.update_table_metadata)."""
         self.partitions: dict[bytes, _Partition | _Single] = {}
         self.partition_order: SortedList = SortedList()
         """(pk_hash, pk) of every partition, sorted."""
@@ -160,6 +169,10 @@ def _compact(item: bytes) -> bytes:
     copies early to keep the heap from fragmenting); the store's other rows
     (streams, the index outbox) may not, and a stored row must be exact."""
     return bytes(memoryview(item))
+
+
+def _set_record(table: _Table, metadata: bytes, generation: int) -> None:
+    table.metadata, table.generation = metadata, generation
 
 
 class MemoryStorage(Storage):
@@ -178,7 +191,7 @@ class MemoryStorage(Storage):
     # --- catalogue ---------------------------------------------------------------
     def load_tables(self) -> list[TableRecord]:
         return [
-            TableRecord(table_id, table.name, table.metadata)
+            TableRecord(table_id, table.name, table.metadata, table.generation)
             for table_id, table in sorted(self._tables.items())
         ]
 
@@ -197,10 +210,13 @@ class MemoryStorage(Storage):
 
     def update_table_metadata(self, table_id: int, metadata: bytes, expected_generation: int | None = None) -> int:
         table = self._table(table_id)
-        old = table.metadata
+        if expected_generation is not None and table.generation != expected_generation:
+            raise CatalogueChanged(f"table {table_id} is no longer at generation {expected_generation}")
+        old = table.metadata, table.generation
         table.metadata = bytes(metadata)
-        self._remember(lambda: setattr(table, "metadata", old))
-        return 0
+        table.generation += 1
+        self._remember(lambda: _set_record(table, *old))
+        return table.generation
 
     def drop_table(self, table_id: int) -> None:
         table = self._table(table_id)
@@ -209,10 +225,15 @@ class MemoryStorage(Storage):
 
     def rename_table(self, table_id: int, name: str) -> int:
         table = self._table(table_id)
-        old = table.name
+        old_name, old_generation = table.name, table.generation
         table.name = name
-        self._remember(lambda: setattr(table, "name", old))
-        return 0
+        table.generation += 1
+
+        def undo() -> None:
+            table.name, table.generation = old_name, old_generation
+
+        self._remember(undo)
+        return table.generation
 
     def _table(self, table_id: int) -> _Table:
         table = self._tables.get(table_id)

@@ -38,7 +38,14 @@ from pathlib import Path
 from types import TracebackType
 
 from dynastore import limits
-from dynastore.storage.base import HASH_SPACE, Row, SortKeyRange, Storage, TableRecord
+from dynastore.storage.base import (
+    HASH_SPACE,
+    CatalogueChanged,
+    Row,
+    SortKeyRange,
+    Storage,
+    TableRecord,
+)
 from dynastore.storage.errors import DataDirectoryLocked, StorageError, UnsupportedSchemaVersion
 from dynastore.storage.ranges import (
     FIRST_CHUNK_ROWS,
@@ -102,7 +109,27 @@ _SCHEMA = (
     "CREATE UNIQUE INDEX IF NOT EXISTS items_key ON items (table_id, pk_hash, pk, sk)",
 )
 
-_SELECT_TABLES = "SELECT table_id, name, metadata FROM tables ORDER BY table_id"
+_GENERATIONS = (
+    "CREATE TABLE IF NOT EXISTS table_generations (table_id INTEGER PRIMARY KEY, generation INTEGER NOT NULL)"
+)
+"""Each table's catalogue generation (TableRecord.generation; none yet: 0).
+A table of its own, created when missing on every open: files written by
+an earlier version (schema version 1 without it) need no migration and stay
+readable by it."""
+
+_SELECT_TABLES = (
+    "SELECT tables.table_id, name, metadata, coalesce(generation, 0) FROM tables"
+    " LEFT JOIN table_generations ON table_generations.table_id = tables.table_id ORDER BY tables.table_id"
+)
+_SELECT_GENERATION = (
+    "SELECT coalesce(generation, 0) FROM tables"
+    " LEFT JOIN table_generations ON table_generations.table_id = tables.table_id WHERE tables.table_id = ?"
+)
+_NEXT_GENERATION = (
+    "INSERT INTO table_generations (table_id, generation) VALUES (?, 1)"
+    " ON CONFLICT (table_id) DO UPDATE SET generation = generation + 1 RETURNING generation"
+)
+_DELETE_GENERATION = "DELETE FROM table_generations WHERE table_id = ?"
 _INSERT_TABLE = "INSERT INTO tables (name, metadata) VALUES (?, ?)"
 _UPDATE_TABLE = "UPDATE tables SET metadata = ? WHERE table_id = ?"
 _RENAME_TABLE = "UPDATE tables SET name = ? WHERE table_id = ?"
@@ -246,6 +273,7 @@ class SQLiteStorage(Storage):
                 for statement in _SCHEMA:
                     execute(statement)
                 execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        execute(_GENERATIONS)
 
     def _release_lock(self) -> None:
         if self._lock_fd is not None:
@@ -255,7 +283,9 @@ class SQLiteStorage(Storage):
     # --- catalogue ---------------------------------------------------------------
     def load_tables(self) -> list[TableRecord]:
         rows = self._connection.execute(_SELECT_TABLES).fetchall()
-        return [TableRecord(table_id, name, metadata) for table_id, name, metadata in rows]
+        return [
+            TableRecord(table_id, name, metadata, generation) for table_id, name, metadata, generation in rows
+        ]
 
     def create_table(self, name: str, metadata: bytes) -> int:
         cursor = self._connection.execute(_INSERT_TABLE, (name, metadata))
@@ -264,16 +294,28 @@ class SQLiteStorage(Storage):
         return table_id
 
     def update_table_metadata(self, table_id: int, metadata: bytes, expected_generation: int | None = None) -> int:
-        cursor = self._connection.execute(_UPDATE_TABLE, (metadata, table_id))
-        if cursor.rowcount == 0:
-            raise KeyError(f"no table with id {table_id}")
-        return 0
+        with self.transaction():
+            if expected_generation is not None:
+                found = self._connection.execute(_SELECT_GENERATION, (table_id,)).fetchone()
+                if found is None:
+                    raise KeyError(f"no table with id {table_id}")
+                if found[0] != expected_generation:
+                    raise CatalogueChanged(f"table {table_id} is no longer at generation {expected_generation}")
+            cursor = self._connection.execute(_UPDATE_TABLE, (metadata, table_id))
+            if cursor.rowcount == 0:
+                raise KeyError(f"no table with id {table_id}")
+            return self._next_generation(table_id)
 
     def rename_table(self, table_id: int, name: str) -> int:
-        cursor = self._connection.execute(_RENAME_TABLE, (name, table_id))
-        if cursor.rowcount == 0:
-            raise KeyError(f"no table with id {table_id}")
-        return 0
+        with self.transaction():
+            cursor = self._connection.execute(_RENAME_TABLE, (name, table_id))
+            if cursor.rowcount == 0:
+                raise KeyError(f"no table with id {table_id}")
+            return self._next_generation(table_id)
+
+    def _next_generation(self, table_id: int) -> int:
+        found = self._connection.execute(_NEXT_GENERATION, (table_id,)).fetchone()
+        return int(found[0])
 
     def drop_table(self, table_id: int) -> None:
         with self.transaction():
@@ -281,6 +323,7 @@ class SQLiteStorage(Storage):
             if cursor.rowcount == 0:
                 raise KeyError(f"no table with id {table_id}")
             self._connection.execute(_DELETE_TABLE_ITEMS, (table_id,))
+            self._connection.execute(_DELETE_GENERATION, (table_id,))
             self._statistics_cache.pop(table_id, None)
 
     # --- items -------------------------------------------------------------------

@@ -28,7 +28,16 @@ import orjson
 
 from dynastore import limits
 from dynastore.engine.indexes import entry_row
-from dynastore.storage.base import Commit, Row, RowChange, RowCheck, RowKey, Storage, WriteConflict
+from dynastore.storage.base import (
+    CatalogueChanged,
+    Commit,
+    Row,
+    RowChange,
+    RowCheck,
+    RowKey,
+    Storage,
+    WriteConflict,
+)
 from dynastore.workers import jobs
 from dynastore.workers.jobs import Position, ScanJob, Upkeep
 
@@ -78,6 +87,18 @@ class Backfill(ScanJob):
     def label(self) -> str:
         return f"the backfill of {self.table_name}.{self.index_name}"
 
+    def step(self, batch_rows: int | None = None) -> bool | None:
+        try:
+            return super().step(batch_rows)
+        except CatalogueChanged:
+            # Another server changed the table meanwhile (its throughput, say):
+            # the batch's commit was refused and nothing of it was written.
+            # Reload, and redo the batch on the table as it is now (the next
+            # step drops the job if the table or the index went).
+            reloaded = self.database.refresh_catalogue(check=True)
+            self.resume = True
+            return False if reloaded else None
+
     def before_lock(self) -> bool | None:
         self._found = self._target()
         return self.finish() if self._found is None else None
@@ -94,21 +115,29 @@ class Backfill(ScanJob):
 
     def advanced(self) -> None:
         assert self._found is not None
-        schema, index = self._found
-        if not index.backfilling:
-            self._set_state(schema, index, "CREATING", backfilling=True)
+        if not self._found[1].backfilling:
+            self._set_state("CREATING", backfilling=True)
 
     def complete(self) -> bool:
-        assert self._found is not None
-        self._set_state(*self._found, "ACTIVE", backfilling=False)
+        self._set_state("ACTIVE", backfilling=False)
         return self.finish()
 
-    def _set_state(
-        self, schema: TableSchema, index: IndexDefinition, status: str, backfilling: bool
-    ) -> None:
-        changed = replace(index, status=status, backfilling=backfilling)
-        indexes = tuple(changed if other.name == index.name else other for other in schema.indexes)
-        self.database.update_table(replace(schema, indexes=indexes))
+    def _set_state(self, status: str, backfilling: bool) -> None:
+        """The index's new state in the table's definition, as the table is
+        now: a compare-and-set redone on a reloaded catalogue when another
+        server changed the table since this copy was read (its throughput,
+        its tags), so their change and this one both stay; nothing when the
+        table or the index is gone."""
+
+        def change(schema: TableSchema) -> TableSchema | None:
+            index = schema.index(self.index_name)
+            if index is None or index.storage_id != self.storage_id:
+                return None
+            changed = replace(index, status=status, backfilling=backfilling)
+            return replace(schema, indexes=tuple(changed if other.name == index.name else other
+                                                 for other in schema.indexes))
+
+        self.database.change_table(self.table_name, change)
 
 def _index_rows(
     storage: Storage, schema: TableSchema, index: IndexDefinition, keys: list[RowKey], progress: RowChange

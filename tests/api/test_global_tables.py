@@ -295,6 +295,81 @@ def test_describe_table_replica_auto_scaling(regional: Callable[[str], Any], glo
     assert described["TableName"] == name and described["TableStatus"] == "ACTIVE"
     assert [(replica["RegionName"], replica["ReplicaStatus"]) for replica in described["Replicas"]] == [
         (EUROPE, "ACTIVE"), (EAST, "ACTIVE"), (WEST, "ACTIVE")]
+    with pytest.raises(ClientError) as excinfo:  # auto scaling manages provisioned capacity only
+        east.update_table_replica_auto_scaling(TableName=name, ProvisionedWriteCapacityAutoScalingUpdate={
+            "MinimumUnits": 1, "MaximumUnits": 10})
+    assert error_of(excinfo) == ("ValidationException", (
+        "One or more parameter values were invalid: Auto scaling settings cannot be specified for a table whose "
+        "BillingMode is PAY_PER_REQUEST"))
+
+
+def test_update_table_replica_auto_scaling_stores_and_shows_the_settings(
+    regional: Callable[[str], Any], global_table: Callable[..., str]
+) -> None:
+    """dynastore scales nothing, but keeps the settings and shows them: write
+    settings for every replica, read settings per replica, per GSI too."""
+    east, west = regional(EAST), regional(WEST)
+    throughput = {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}
+    name = global_table(
+        BillingMode="PROVISIONED", ProvisionedThroughput=throughput,
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                              {"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexes=[{"IndexName": "by-g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                 "Projection": {"ProjectionType": "ALL"}, "ProvisionedThroughput": throughput}])
+
+    def refused(**arguments: Any) -> tuple[str, str]:
+        with pytest.raises(ClientError) as excinfo:
+            east.update_table_replica_auto_scaling(TableName=name, **arguments)
+        return error_of(excinfo)
+
+    write = {"MinimumUnits": 5, "MaximumUnits": 100,
+             "ScalingPolicyUpdate": {"TargetTrackingScalingPolicyConfiguration": {"TargetValue": 70.0}}}
+    assert refused(ProvisionedWriteCapacityAutoScalingUpdate=write) == (
+        "ResourceNotFoundException", f"Global table with name: '{name}' does not exist.")
+    add_replica(regional, name, WEST)
+    answer = east.update_table_replica_auto_scaling(
+        TableName=name, ProvisionedWriteCapacityAutoScalingUpdate=write,
+        ReplicaUpdates=[{"RegionName": WEST, "ReplicaProvisionedReadCapacityAutoScalingUpdate": {
+            "MinimumUnits": 2, "MaximumUnits": 20, "ScalingPolicyUpdate": {
+                "PolicyName": "reads", "TargetTrackingScalingPolicyConfiguration": {
+                    "TargetValue": 50.0, "ScaleInCooldown": 60, "DisableScaleIn": True}}},
+            "ReplicaGlobalSecondaryIndexUpdates": [{"IndexName": "by-g", "ProvisionedReadCapacityAutoScalingUpdate": {
+                "MinimumUnits": 3, "MaximumUnits": 30}}]}])["TableAutoScalingDescription"]
+    assert answer["TableName"] == name and [replica["RegionName"] for replica in answer["Replicas"]] == [EAST, WEST]
+    for client in (east, west):  # every region shows every replica's settings
+        replicas = {replica["RegionName"]: replica for replica in client.describe_table_replica_auto_scaling(
+            TableName=name)["TableAutoScalingDescription"]["Replicas"]}
+        for region in (EAST, WEST):
+            settings = replicas[region]["ReplicaProvisionedWriteCapacityAutoScalingSettings"]
+            assert settings["MinimumUnits"] == 5 and settings["MaximumUnits"] == 100
+            assert settings["AutoScalingDisabled"] is False
+            assert settings["ScalingPolicies"] == [{
+                "PolicyName": f"DynamoDBWriteCapacityUtilization:table/{name}",
+                "TargetTrackingScalingPolicyConfiguration": {"TargetValue": 70.0}}]
+        assert "ReplicaProvisionedReadCapacityAutoScalingSettings" not in replicas[EAST]
+        read = replicas[WEST]["ReplicaProvisionedReadCapacityAutoScalingSettings"]
+        assert (read["MinimumUnits"], read["MaximumUnits"]) == (2, 20)
+        assert read["ScalingPolicies"] == [{"PolicyName": "reads", "TargetTrackingScalingPolicyConfiguration": {
+            "TargetValue": 50.0, "ScaleInCooldown": 60, "DisableScaleIn": True}}]
+        index = replicas[WEST]["GlobalSecondaryIndexes"][0]
+        assert index["IndexName"] == "by-g"
+        assert index["ProvisionedReadCapacityAutoScalingSettings"]["MaximumUnits"] == 30
+    # An update merges into what is stored.
+    east.update_table_replica_auto_scaling(TableName=name, ProvisionedWriteCapacityAutoScalingUpdate={
+        "MaximumUnits": 200, "AutoScalingDisabled": True})
+    settings = west.describe_table_replica_auto_scaling(TableName=name)["TableAutoScalingDescription"][
+        "Replicas"][1]["ReplicaProvisionedWriteCapacityAutoScalingSettings"]
+    assert (settings["MinimumUnits"], settings["MaximumUnits"], settings["AutoScalingDisabled"]) == (5, 200, True)
+    # The refusals.
+    code, message = refused(ProvisionedWriteCapacityAutoScalingUpdate={"MinimumUnits": 50, "MaximumUnits": 10})
+    assert code == "ValidationException" and "MinimumUnits" in message
+    assert refused(ProvisionedWriteCapacityAutoScalingUpdate={"MinimumUnits": 0})[0] == "ValidationException"
+    assert refused(ReplicaUpdates=[{"RegionName": EUROPE, "ReplicaProvisionedReadCapacityAutoScalingUpdate": {
+        "MinimumUnits": 1}}]) == ("ValidationException", (
+            "Update global table operation failed because one or more replicas were not part of the global table. "
+            f"Please retry the request without these replicas: [{EUROPE}]."))
+    assert refused(GlobalSecondaryIndexUpdates=[{"IndexName": "nope", "ProvisionedWriteCapacityAutoScalingUpdate": {
+        "MinimumUnits": 1}}])[0] == "ResourceNotFoundException"
 
 
 def test_the_legacy_api_answers_as_dynamodb_does_today(

@@ -220,3 +220,57 @@ def test_a_write_racing_another_regions_conflicts(
     finally:
         admin(endpoint, "/_dynastore/replication", {"conflict_window_ms": 100})
         dissolve(regional, name)
+
+
+def test_a_region_cut_off_has_no_quorum(
+    endpoint: str, regional: Callable[[str], Any], global_table: Callable[..., str]
+) -> None:
+    """A paused region of a STRONG table cannot reach a quorum: its writes and
+    strongly consistent reads fail (InternalServerError, retried by the SDKs),
+    its eventually consistent reads are served stale; the two regions left
+    keep the quorum, and the cut-off region catches up when resumed."""
+    name = global_table()
+    make_strong(regional, name)
+    east, ohio, west = regional(EAST), regional(OHIO), regional(WEST)
+    no_quorum = ("InternalServerError", "Internal server error")
+    east.put_item(TableName=name, Item={"pk": {"S": "k"}, "v": {"S": "one"}})
+    assert item(west, name, "k") == {"pk": {"S": "k"}, "v": {"S": "one"}}
+    advance(endpoint, 1)  # past the conflict window
+    admin(endpoint, "/_dynastore/replication", {"pause": WEST})
+    try:
+        assert refused(west.put_item, TableName=name, Item={"pk": {"S": "k"}, "v": {"S": "west"}}) == no_quorum
+        assert refused(west.delete_item, TableName=name, Key={"pk": {"S": "k"}}) == no_quorum
+        assert refused(west.get_item, TableName=name, Key={"pk": {"S": "k"}}, ConsistentRead=True) == no_quorum
+        assert refused(west.query, TableName=name, KeyConditionExpression="pk = :k",
+                       ExpressionAttributeValues={":k": {"S": "k"}}, ConsistentRead=True) == no_quorum
+        assert refused(west.batch_get_item, RequestItems={
+            name: {"Keys": [{"pk": {"S": "k"}}], "ConsistentRead": True}}) == no_quorum
+        # The majority side goes on; the cut-off side serves what it had, eventually consistent.
+        east.put_item(TableName=name, Item={"pk": {"S": "k"}, "v": {"S": "two"}})
+        assert item(ohio, name, "k") == {"pk": {"S": "k"}, "v": {"S": "two"}}
+        assert item(west, name, "k", consistent=False) == {"pk": {"S": "k"}, "v": {"S": "one"}}
+        admin(endpoint, "/_dynastore/replication", {"pause": OHIO})  # two regions cut off: none has a quorum
+        assert refused(east.put_item, TableName=name, Item={"pk": {"S": "k"}, "v": {"S": "three"}}) == no_quorum
+        admin(endpoint, "/_dynastore/replication", {"resume": OHIO})
+    finally:
+        admin(endpoint, "/_dynastore/replication", {"resume": WEST})
+        admin(endpoint, "/_dynastore/replication", {"resume": OHIO})
+    assert item(west, name, "k") == {"pk": {"S": "k"}, "v": {"S": "two"}}
+    advance(endpoint, 1)
+    west.put_item(TableName=name, Item={"pk": {"S": "k"}, "v": {"S": "west"}})
+    assert item(east, name, "k") == {"pk": {"S": "k"}, "v": {"S": "west"}}
+    dissolve(regional, name)
+
+
+def test_a_paused_witness_leaves_the_two_replicas_a_quorum(
+    endpoint: str, regional: Callable[[str], Any], global_table: Callable[..., str]
+) -> None:
+    name = global_table()
+    make_strong(regional, name, witness=True)
+    admin(endpoint, "/_dynastore/replication", {"pause": OHIO})
+    try:
+        regional(EAST).put_item(TableName=name, Item={"pk": {"S": "k"}, "v": {"S": "east"}})
+        assert item(regional(WEST), name, "k") == {"pk": {"S": "k"}, "v": {"S": "east"}}
+    finally:
+        admin(endpoint, "/_dynastore/replication", {"resume": OHIO})
+        dissolve(regional, name, witness=True)

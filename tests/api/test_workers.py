@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import boto3
@@ -82,6 +83,16 @@ def database_url(postgres_server: Any) -> str:
     return str(postgres_server.new_database())
 
 
+@pytest.fixture
+def served(database_url: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``serve --postgres --workers 2`` over a new database: (first process, url)."""
+    process, url = start_server("--postgres", database_url, "--workers", "2")
+    try:
+        yield process, url
+    finally:
+        stop_server(process)
+
+
 def test_workers_need_postgres(tmp_path: Any) -> None:
     finished = subprocess.run(
         [sys.executable, "-m", "dynastore", "serve", "--port", str(free_port()),
@@ -102,65 +113,56 @@ def test_a_bad_workers_count_is_refused(database_url: str) -> None:
     assert "--workers must be at least 1, not 0" in finished.stderr
 
 
-def test_every_worker_serves_one_endpoint(database_url: str) -> None:
-    process, url = start_server("--postgres", database_url, "--workers", "2")
-    try:
-        assert len(wait_for(lambda: workers_of(process))) == 1
-        create_table(url, "spread")
-        # New connections land on both processes; each knows the table at
-        # once (a worker is told of the catalogue change, or reloads it on a
-        # miss, as a second server does).
-        assert len(answering_processes(url, "spread")) == 2
+def test_every_worker_serves_one_endpoint(served: tuple[subprocess.Popen[bytes], str]) -> None:
+    process, url = served
+    assert len(wait_for(lambda: workers_of(process))) == 1
+    create_table(url, "spread")
+    # New connections land on both processes; each knows the table at
+    # once (a worker is told of the catalogue change, or reloads it on a
+    # miss, as a second server does).
+    assert len(answering_processes(url, "spread")) == 2
 
-        # ADD from many connections at once, over both workers: none lost.
-        def add(count: int) -> None:
-            for _ in range(count):
-                client(url).update_item(TableName="spread", Key=KEY, UpdateExpression="ADD n :one",
-                                        ExpressionAttributeValues={":one": {"N": "1"}})
+    # ADD from many connections at once, over both workers: none lost.
+    def add(count: int) -> None:
+        for _ in range(count):
+            client(url).update_item(TableName="spread", Key=KEY, UpdateExpression="ADD n :one",
+                                    ExpressionAttributeValues={":one": {"N": "1"}})
 
-        run_at_once(add, [(15,)] * 4)
-        item = client(url).get_item(TableName="spread", Key=KEY, ConsistentRead=True)["Item"]
-        assert item["n"] == {"N": "60"}
-    finally:
-        stop_server(process)
+    run_at_once(add, [(15,)] * 4)
+    item = client(url).get_item(TableName="spread", Key=KEY, ConsistentRead=True)["Item"]
+    assert item["n"] == {"N": "60"}
 
 
-def test_conditional_inserts_have_one_winner_across_workers(database_url: str) -> None:
-    process, url = start_server("--postgres", database_url, "--workers", "2")
-    try:
-        create_table(url, "winners")
-        wins: list[int] = []
-        losses: list[int] = []
+def test_conditional_inserts_have_one_winner_across_workers(served: tuple[subprocess.Popen[bytes], str]) -> None:
+    process, url = served
+    create_table(url, "winners")
+    wins: list[int] = []
+    losses: list[int] = []
 
-        def insert(writer: int) -> None:
-            try:
-                client(url).put_item(TableName="winners", Item={"k": {"S": "once"}, "w": {"N": str(writer)}},
-                                     ConditionExpression="attribute_not_exists(k)")
-                wins.append(writer)
-            except ClientError as error:
-                assert error.response["Error"]["Code"] == "ConditionalCheckFailedException"
-                losses.append(writer)
+    def insert(writer: int) -> None:
+        try:
+            client(url).put_item(TableName="winners", Item={"k": {"S": "once"}, "w": {"N": str(writer)}},
+                                 ConditionExpression="attribute_not_exists(k)")
+            wins.append(writer)
+        except ClientError as error:
+            assert error.response["Error"]["Code"] == "ConditionalCheckFailedException"
+            losses.append(writer)
 
-        run_at_once(insert, [(writer,) for writer in range(8)])
-        assert len(wins) == 1 and len(losses) == 7
-        stored = client(url).get_item(TableName="winners", Key={"k": {"S": "once"}}, ConsistentRead=True)
-        assert stored["Item"]["w"] == {"N": str(wins[0])}
-    finally:
-        stop_server(process)
+    run_at_once(insert, [(writer,) for writer in range(8)])
+    assert len(wins) == 1 and len(losses) == 7
+    stored = client(url).get_item(TableName="winners", Key={"k": {"S": "once"}}, ConsistentRead=True)
+    assert stored["Item"]["w"] == {"N": str(wins[0])}
 
 
-def test_a_killed_worker_is_started_again(database_url: str) -> None:
-    process, url = start_server("--postgres", database_url, "--workers", "2")
-    try:
-        create_table(url, "restarts")
-        [worker] = wait_for(lambda: workers_of(process))
-        os.kill(worker, signal.SIGKILL)
-        replacement = wait_for(lambda: [pid for pid in workers_of(process) if pid != worker])
-        assert len(replacement) == 1
-        # The port keeps answering throughout, and the new worker serves too.
-        assert len(answering_processes(url, "restarts")) == 2
-    finally:
-        stop_server(process)
+def test_a_killed_worker_is_started_again(served: tuple[subprocess.Popen[bytes], str]) -> None:
+    process, url = served
+    create_table(url, "restarts")
+    [worker] = wait_for(lambda: workers_of(process))
+    os.kill(worker, signal.SIGKILL)
+    replacement = wait_for(lambda: [pid for pid in workers_of(process) if pid != worker])
+    assert len(replacement) == 1
+    # The port keeps answering throughout, and the new worker serves too.
+    assert len(answering_processes(url, "restarts")) == 2
 
 
 def test_workers_stop_with_the_first_process(database_url: str) -> None:

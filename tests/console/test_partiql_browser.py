@@ -269,7 +269,9 @@ def test_history_is_kept_across_reloads(ui: Console) -> None:
     write_statement(page, first)  # run again (without parameters): moves to the top, no duplicate
     page.fill("#partiql-params", "")
     page.keyboard.press("Control+Enter")
-    page.wait_for_function("document.querySelector('.history-entry .statement').textContent.includes('USER#1')")
+    # A locator's wait: the console's CSP (script-src 'self') refuses the eval
+    # of wait_for_function's string predicate (it failed so in the DAX card's test).
+    require_browser().expect(page.locator(".history-entry .statement").first).to_contain_text("USER#1")
     page.reload()
     entries = page.locator(".history-entry .statement")
     entries.nth(1).wait_for()

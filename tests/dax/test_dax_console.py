@@ -51,8 +51,9 @@ def test_the_dax_card_shows_the_caches_and_flushes_them(dax_server: DaxServerPro
             assert int(item_row[2].replace(",", "")) >= 1  # hits
             page.click("#dax-flush")
             page.locator("text=Flushed").wait_for()
-            page.wait_for_function(
-                "document.querySelector(\"#dax-caches tr[data-cache='item'] td\").innerText === '0'")
+            # A locator's wait, not wait_for_function: the console's CSP
+            # (script-src 'self') refuses the eval a string predicate needs.
+            sync_api.expect(page.locator("#dax-caches tr[data-cache='item'] td").first).to_have_text("0")
         finally:
             browser.close()
     assert errors == []

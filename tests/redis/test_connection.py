@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 
 import pytest
 import redis
@@ -61,6 +62,35 @@ def test_pipelining_many_commands_in_one_write(served: Served, key: str) -> None
         assert replies == [b":%d\r\n" % n for n in range(1, 101)]
     finally:
         raw.close()
+
+
+def test_one_read_mixing_frames_of_every_shape(served: Served, key: str) -> None:
+    """Whole frames, a bulk holding CRLF and '$', an inline command and a frame cut in two, in one write and then byte by byte:
+    the same replies either way (the parser's fast path and its fallback)."""
+    k = key.encode()
+    tricky = b"a\r\n$1\r\nb\r\n"
+    stream = (
+        b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(k), k, len(tricky), tricky)
+        + b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (len(k), k)
+        + b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (len(k), k)
+        + b"PING\r\n"
+        + b"*3\r\n$6\r\nAPPEND\r\n$%d\r\n%s\r\n$2\r\nzz\r\n" % (len(k), k)
+    )
+    expected = [b"+OK\r\n", b"$%d\r\n%s\r\n" % (len(tricky), tricky),
+                b"$%d\r\n%s\r\n" % (len(tricky), tricky), b"+PONG\r\n", b":%d\r\n" % (len(tricky) + 2)]
+    for chunk in (len(stream), 1, 7):
+        raw_set = RawConnection(served.redis_port)
+        raw_set.send(b"*2\r\n$3\r\nDEL\r\n$%d\r\n%s\r\n" % (len(k), k))
+        assert raw_set.read_reply() in (b":0\r\n", b":1\r\n")
+        raw_set.close()
+        raw = RawConnection(served.redis_port)
+        raw.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            for start in range(0, len(stream), chunk):
+                raw.send(stream[start:start + chunk])
+            assert [raw.read_reply() for _ in expected] == expected
+        finally:
+            raw.close()
 
 
 def test_inline_commands(served: Served, key: str) -> None:
@@ -148,15 +178,3 @@ def test_client_kill_closes_that_connection_only(served: Served, r: redis.Redis)
         victim.close()
     assert r.ping() is True
 
-
-def test_redis_port_with_postgres_is_refused_before_listening() -> None:
-    import subprocess
-    import sys
-
-    completed = subprocess.run(
-        [sys.executable, "-m", "dynastore", "serve", "--postgres", "postgresql://nobody@127.0.0.1:1/x",
-         "--redis-port", "0", "--port", "0"],
-        capture_output=True, text=True, timeout=30,
-    )
-    assert completed.returncode == 1
-    assert "--redis-port does not work with --postgres yet" in completed.stderr

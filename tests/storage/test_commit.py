@@ -224,3 +224,33 @@ def test_sequenced_heads_number_concurrent_commits_without_gaps(two_servers: tup
     assert [entry.row is not None for entry in first.read_for_write(
         [RowKey(table_id, b"record", b"%06d" % number) for number in range(100)]
     )] == [True] * 100
+
+
+def test_compare_and_set_changes_of_one_definition_from_two_servers_lose_nothing(
+        two_servers: tuple[Storage, Storage]) -> None:
+    """Two servers (two threads each) count in one table's metadata by
+    read, change, compare-and-set, and read again when refused: the count
+    is exact, and every refusal wrote nothing."""
+    first, second = two_servers
+    table_id = first.create_table("t", b"0")
+    per_thread = 15
+
+    def count(store: Storage) -> None:
+        for _ in range(per_thread):
+            while True:
+                (record,) = [r for r in store.load_tables() if r.table_id == table_id]
+                try:
+                    store.update_table_metadata(table_id, str(int(record.metadata) + 1).encode(),
+                                                expected_generation=record.generation)
+                    break
+                except CatalogueChanged:
+                    continue  # another thread came first: read it again
+
+    threads = [threading.Thread(target=count, args=(store,)) for store in (first, second, first, second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    (record,) = second.load_tables()
+    assert int(record.metadata) == 4 * per_thread
+    assert record.generation == first.first_generation + 4 * per_thread

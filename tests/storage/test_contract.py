@@ -31,6 +31,7 @@ from dynastore.storage import (
     Storage,
     UnsupportedSchemaVersion,
 )
+from dynastore.storage.base import CatalogueChanged
 from dynastore.storage.ranges import prefix_successor
 from dynastore.storage.sqlite import DATABASE_FILE_NAME
 from dynastore.types.keys import partition_hash
@@ -133,6 +134,41 @@ def test_update_table_metadata(storage: Storage) -> None:
     table_id = storage.create_table("t", b"old")
     storage.update_table_metadata(table_id, b"new")
     assert storage.load_tables()[0].metadata == b"new"
+
+
+def test_update_table_metadata_is_a_compare_and_set_on_the_generation(storage: Storage) -> None:
+    """Every store keeps catalogue generations (issue 15): a change computed
+    from an older definition than the stored one is refused and writes
+    nothing, whoever made the newer one; a change without an expectation
+    always writes. A rename is a change too."""
+    table_id = storage.create_table("t", b"v0")
+    (created,) = storage.load_tables()
+    assert created.generation == storage.first_generation
+    first = storage.update_table_metadata(table_id, b"v1", expected_generation=created.generation)
+    assert first > created.generation
+    assert [(r.metadata, r.generation) for r in storage.load_tables()] == [(b"v1", first)]
+    with pytest.raises(CatalogueChanged):  # computed from v0: v1 came between
+        storage.update_table_metadata(table_id, b"stale", expected_generation=created.generation)
+    assert [(r.metadata, r.generation) for r in storage.load_tables()] == [(b"v1", first)]
+    unchecked = storage.update_table_metadata(table_id, b"v2")
+    assert unchecked > first
+    renamed = storage.rename_table(table_id, "u")
+    assert renamed > unchecked
+    with pytest.raises(CatalogueChanged):
+        storage.update_table_metadata(table_id, b"stale", expected_generation=unchecked)
+    assert storage.update_table_metadata(table_id, b"v3", expected_generation=renamed) > renamed
+    with pytest.raises(KeyError):
+        storage.update_table_metadata(999, b"{}", expected_generation=0)
+
+
+def test_a_rolled_back_change_keeps_the_generation_it_had(storage: Storage) -> None:
+    table_id = storage.create_table("t", b"v0")
+    (created,) = storage.load_tables()
+    with pytest.raises(RuntimeError), storage.transaction():
+        storage.update_table_metadata(table_id, b"v1", expected_generation=created.generation)
+        raise RuntimeError("abort")
+    assert [(r.metadata, r.generation) for r in storage.load_tables()] == [(b"v0", created.generation)]
+    assert storage.update_table_metadata(table_id, b"v1", expected_generation=created.generation) > created.generation
 
 
 def test_unknown_table_ids_raise_key_error(storage: Storage) -> None:
@@ -636,6 +672,31 @@ def test_reopen_keeps_tables_items_and_id_sequence(file_directory: Path) -> None
         rows = list(reopened.query(kept, b"p", SortKeyRange()))
         assert rows == [make_row(b"p", sk) for sk in TRICKY_KEYS]
         assert reopened.create_table("next", b"{}") > dropped
+    finally:
+        reopened.close()
+
+
+def test_reopen_keeps_each_tables_generation(file_directory: Path) -> None:
+    """A file written before generations were kept (no table_generations)
+    opens with every table at 0, and generations survive a reopen."""
+    store = SQLiteStorage(file_directory)
+    table_id = store.create_table("t", b"v0")
+    store.close()
+    plain = sqlite3.connect(file_directory / DATABASE_FILE_NAME)
+    plain.execute("DROP TABLE table_generations")  # as the previous version wrote it
+    plain.commit()
+    plain.close()
+    store = SQLiteStorage(file_directory)
+    try:
+        assert [(r.metadata, r.generation) for r in store.load_tables()] == [(b"v0", 0)]
+        changed = store.update_table_metadata(table_id, b"v1", expected_generation=0)
+    finally:
+        store.close()
+    reopened = SQLiteStorage(file_directory)
+    try:
+        assert [(r.metadata, r.generation) for r in reopened.load_tables()] == [(b"v1", changed)]
+        with pytest.raises(CatalogueChanged):
+            reopened.update_table_metadata(table_id, b"stale", expected_generation=0)
     finally:
         reopened.close()
 

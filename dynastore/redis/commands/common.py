@@ -97,6 +97,8 @@ _INTEGER = re.compile(rb"(0|-?[1-9][0-9]*)\Z")
 
 def to_int(value: bytes, message: str = NOT_INTEGER) -> int:
     """A 64-bit signed integer as Redis's string2ll reads it (no '+', no spaces, no leading zeros)."""
+    if value.isdigit() and len(value) < 19 and (value[0] != 48 or len(value) == 1):  # the usual case
+        return int(value)
     if len(value) > 20 or _INTEGER.match(value) is None:
         raise Error(message)
     number = int(value)
@@ -111,6 +113,8 @@ _INFINITY = re.compile(rb"[+-]?inf(?:inity)?\Z", re.IGNORECASE)
 
 def to_float(value: bytes, message: str = NOT_FLOAT, allow_infinity: bool = True) -> float:
     """A double as strtod reads it, without spaces and never NaN (Redis's getDoubleFromObject)."""
+    if value.isdigit() and len(value) < 20:  # the usual case (an integer score)
+        return float(value)
     if _FLOAT.match(value):
         number = float(value)
         if math.isinf(number) and not allow_infinity:

@@ -352,7 +352,7 @@ def _section(server: RedisServer, section: str) -> list[tuple[str, Any]]:
         ]
     if section == "persistence":
         return [
-            ("loading", 0), ("async_loading", 0), ("rdb_changes_since_last_save", server.keyspace.writes),
+            ("loading", 0 if server.serving else 1), ("async_loading", 0), ("rdb_changes_since_last_save", server.keyspace.writes),
             ("rdb_bgsave_in_progress", 0), ("rdb_last_save_time", server.last_save),
             ("rdb_last_bgsave_status", "ok"), ("aof_enabled", 0), ("aof_rewrite_in_progress", 0),
             ("aof_last_write_status", "ok"),

@@ -80,6 +80,9 @@ def expiry_option(server: RedisServer, name: str, option: bytes, value: bytes) -
 @command("set", -3, "write", 1, 1, 1)
 def set_(server: RedisServer, client: Client, argv: list[bytes]) -> Any:
     key, value = argv[1], argv[2]
+    if len(argv) == 3:  # no option: the usual case
+        store(server, client, key, value, None, lookup(server, client, key))
+        return resp.OK
     condition = None
     give_old = keep_ttl = False
     expire_ms: int | None = None

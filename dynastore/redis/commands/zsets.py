@@ -74,23 +74,28 @@ def with_scores(client: Client, pairs: list[tuple[float, bytes]], scores: bool) 
 
 
 # --- ZADD and friends ------------------------------------------------------------------------
+_ZADD_FLAGS = frozenset((b"NX", b"XX", b"GT", b"LT", b"CH", b"INCR"))
+
+
 @command("zadd", -4, "write fast", 1, 1, 1)
 def zadd(server: RedisServer, client: Client, argv: list[bytes]) -> Any:
     flags: set[bytes] = set()
     index = 2
-    while index < len(argv) and argv[index].upper() in (b"NX", b"XX", b"GT", b"LT", b"CH", b"INCR"):
-        flags.add(argv[index].upper())
+    while index < len(argv) and (option := argv[index].upper()) in _ZADD_FLAGS:
+        flags.add(option)
         index += 1
     pairs = argv[index:]
     if not pairs or len(pairs) % 2:
         raise Error(SYNTAX)
-    if b"NX" in flags and b"XX" in flags:
-        raise Error("ERR XX and NX options at the same time are not compatible")
-    if len(flags & {b"NX", b"GT", b"LT"}) > 1:
-        raise Error("ERR GT, LT, and/or NX options at the same time are not compatible")
-    incr = b"INCR" in flags
-    if incr and len(pairs) != 2:
-        raise Error("ERR INCR option supports a single increment-element pair")
+    incr = False
+    if flags:
+        if b"NX" in flags and b"XX" in flags:
+            raise Error("ERR XX and NX options at the same time are not compatible")
+        if len(flags & {b"NX", b"GT", b"LT"}) > 1:
+            raise Error("ERR GT, LT, and/or NX options at the same time are not compatible")
+        incr = b"INCR" in flags
+        if incr and len(pairs) != 2:
+            raise Error("ERR INCR option supports a single increment-element pair")
     scores = [to_float(pairs[i]) for i in range(0, len(pairs), 2)]
     entry = zset_of(server, client, argv[1], count=False)
     if entry is None and b"XX" in flags:

@@ -586,6 +586,24 @@ class PostgresStorage(Storage):
                 return True
             return False
 
+    def release_lock(self, name: str) -> None:
+        """Unlock ``name`` on the lock connection (a broken connection has
+        lost it already); the next ``hold_lock`` asks PostgreSQL again."""
+        with self._locks_lock:
+            if name not in self._held_locks:
+                return
+            self._held_locks.discard(name)
+            connection = self._locks_connection
+            if connection is None or connection.closed or connection.broken:
+                return
+            try:
+                connection.execute(
+                    "SELECT pg_advisory_unlock(%s::integer, %s::integer)",
+                    (JOB_LOCK_CLASS, zlib.crc32(name.encode()) & 0x7FFFFFFF),
+                )
+            except psycopg.Error:
+                pass  # the connection broke: PostgreSQL dropped its locks
+
     def _listen(self) -> psycopg.Connection[Any]:
         listener = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS)
         listener.execute(f"LISTEN {CATALOGUE_CHANNEL}")
