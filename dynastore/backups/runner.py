@@ -27,13 +27,14 @@ for every kind:
   the store being away) ends its job through the kind's ``give_up``, rather
   than being retried forever.
 
-``Upkeep`` is the part of a server that calls ``resume`` (and whatever else a
-kind of job needs now and then: cleanups, pruning) on a timer.
+Where the steps run (``run_steps``) and ``Upkeep``, the part of a server
+that calls ``resume`` (and whatever else a kind of job needs now and then:
+cleanups, pruning) on a timer, are the same for every background job of the
+server: dynastore/workers/jobs.py.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import weakref
 from collections.abc import Callable, Iterable, Sequence
@@ -41,13 +42,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dynastore.storage.errors import StorageUnavailable
+from dynastore.workers.jobs import JOB_RETRY_SECONDS, Upkeep, background_loop, run_steps
 
 if TYPE_CHECKING:
     from dynastore.database import Database
 
-JOB_RETRY_SECONDS = 1.0
-"""How long a server waits before the next step when a step could not run
-(the store away, a step that failed, a job another server holds)."""
 
 
 @dataclass(frozen=True)
@@ -175,12 +174,7 @@ class JobRunner:
 
     def kick(self, database: Database) -> None:
         """Run the unfinished jobs: in the server's background, else right now."""
-        loop = database.background_loop
-        if loop is None:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
-                loop = None
+        loop = background_loop(database)
         if loop is None:
             self.run_to_end(database)
             return
@@ -189,26 +183,11 @@ class JobRunner:
             return
         pending.scheduled = True
 
-        def tick() -> None:
-            try:
-                more = self.step(database)
-            except StorageUnavailable as error:
-                self.logger.warning("%s wait for the store: %s", self.label, error)
-                more = None
-            except Exception:
-                self.logger.exception("a step of the %s failed; retrying", self.label)
-                more = None
-            if more is None:
-                schedule(JOB_RETRY_SECONDS)
-            elif more:
-                schedule(self.step_delay_seconds())
-            else:
-                pending.scheduled = False
+        def done() -> None:
+            pending.scheduled = False
 
-        def schedule(delay: float) -> None:
-            loop.call_soon_threadsafe(loop.call_later, delay, database.run_in_background, tick)
-
-        schedule(0)
+        run_steps(database, loop, lambda: self.step(database), self.label, self.logger,
+                  self.step_delay_seconds, done)
 
     def run_to_end(self, database: Database) -> None:
         """Every unfinished job of the namespace, to its end (no loop: the
@@ -222,43 +201,4 @@ class JobRunner:
             retries = retries + 1 if more is None else 0
 
 
-class Upkeep:
-    """A server's upkeep of one namespace's jobs: ``look`` at start, and then
-    every ``interval`` seconds (always with ``repeat``, else only on a store
-    other servers share: to take over a dead server's jobs)."""
-
-    logger = logging.getLogger("dynastore.backups")
-
-    def __init__(self, database: Database, loop: asyncio.AbstractEventLoop, interval: float,
-                 repeat: bool = False) -> None:
-        self.database = database
-        self.loop = loop
-        self.interval = interval
-        self.repeat = repeat
-        self._handle: asyncio.TimerHandle | None = None
-
-    def start(self) -> Any:
-        self._handle = self.loop.call_later(0, self._tick)
-        return self
-
-    def stop(self) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
-
-    def _tick(self) -> None:
-        self.database.run_in_background(self._look)
-        if self._handle is not None and (self.repeat or not self.database.storage.exclusive):
-            self._handle = self.loop.call_later(self.interval, self._tick)
-
-    def _look(self) -> None:
-        try:
-            self.look()
-        except StorageUnavailable as error:
-            self.logger.warning("%s waits for the store: %s", type(self).__name__, error)
-        except Exception:
-            self.logger.exception("%s failed", type(self).__name__)
-
-    def look(self) -> None:
-        """What a look does (resume the jobs, clean up...)."""
-        raise NotImplementedError
+__all__ = ["JOB_RETRY_SECONDS", "JobKind", "JobRunner", "Upkeep"]

@@ -14,17 +14,16 @@ one (the embedded database) they run one after the other at once.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import replace
-from itertools import islice
 from typing import TYPE_CHECKING
 
 from dynastore import limits
 from dynastore.replication.replicas import ACTIVE, CREATING, REPLICA_STREAM_VIEW, replica_set
-from dynastore.storage.base import HASH_SPACE, Commit, Row
-from dynastore.storage.errors import StorageUnavailable
+from dynastore.storage.base import Commit, Row
 from dynastore.types.keys import partition_hash
+from dynastore.workers import jobs
+from dynastore.workers.jobs import Position, ScanJob
 
 if TYPE_CHECKING:
     from dynastore.database import Database
@@ -34,53 +33,52 @@ if TYPE_CHECKING:
 logger = logging.getLogger("dynastore.replication")
 
 BATCH_ROWS = limits.BACKFILL_BATCH_ROWS
-RETRY_SECONDS = 1.0
-
-_RUNNING: dict[tuple[int, str], ReplicaBackfill] = {}
-"""Backfills in progress, by the replica's database and table name."""
+RETRY_SECONDS = jobs.JOB_RETRY_SECONDS
 
 
-class ReplicaBackfill:
+class ReplicaBackfill(ScanJob):
+    """One replica's backfill; ``step()`` copies one batch (``jobs.ScanJob``)."""
+
+    logger = logger
+    batch_rows = BATCH_ROWS
+
     def __init__(self, database: Database, table_name: str) -> None:
-        self.database = database
+        super().__init__(database)
         self.table_name = table_name
-        self.position: tuple[int, bytes, bytes] | None = None
-        self.resume = True
-        self.done = False
+        self._source: tuple[Database, TableSchema] | None = None
 
     @property
     def job_name(self) -> str:
         return f"replica-backfill/{self.table_name}"
 
-    def step(self, batch_rows: int = BATCH_ROWS) -> bool | None:
-        """Copy one batch; True once the replica is ACTIVE (or gone), None
-        while another server holds the job (it does it; if it dies, this one
-        takes it over where it stopped)."""
+    @property
+    def label(self) -> str:
+        return f"the backfill of replica {self.table_name}"
+
+    def source(self) -> int | bool:
+        """The source region's table, unless the replica is ACTIVE (or gone)
+        or the source was deleted meanwhile (what was copied stays)."""
         from dynastore.replication.replica_updates import region_database
 
         database = self.database
-        if not database.storage.hold_lock(database.storage_name(self.job_name)):
-            self.resume = True
-            return None
         schema = database.tables.get(self.table_name)
         replicas = replica_set(schema) if schema is not None else None
         own = replicas.member(database.region) if replicas is not None else None
         if schema is None or replicas is None or own is None or own.status != CREATING or own.source is None:
-            return self._finish()
-        source = region_database(database, own.source).tables.get(self.table_name)
-        if source is None:  # the source was deleted meanwhile: what was copied stays
+            return self.finish()
+        source_database = region_database(database, own.source)
+        source = source_database.tables.get(self.table_name)
+        if source is None:
             return self._activate()
-        if self.resume:
-            self.position, self.resume = database.job_position(self.job_name), False
-        storage = database.storage
-        rows = list(islice(storage.scan(source.table_id, 0, HASH_SPACE, exclusive_start=self.position), batch_rows))
-        more = len(rows) == batch_rows
-        position = (rows[-1].pk_hash, rows[-1].pk, rows[-1].sk) if more else None
-        copy_rows(database, region_database(database, own.source), source, rows)
-        storage.commit(Commit(changes=[database.job_position_change(self.job_name, position)]))
-        if more:
-            self.position = position
-            return False
+        self._source = source_database, source
+        return source.table_id
+
+    def apply(self, rows: list[Row], position: Position | None) -> None:
+        assert self._source is not None
+        copy_rows(self.database, *self._source, rows)
+        self.database.storage.commit(Commit(changes=[self.database.job_position_change(self.job_name, position)]))
+
+    def complete(self) -> bool:
         return self._activate()
 
     def _activate(self) -> bool:
@@ -102,12 +100,7 @@ class ReplicaBackfill:
             return replicas if own is None else replicas.with_replica(replace(own, status=ACTIVE, source=None))
 
         change_replica_set(database, self.table_name, activated, own_change=active)
-        return self._finish()
-
-    def _finish(self) -> bool:
-        self.done = True
-        _RUNNING.pop((id(self.database), self.table_name), None)
-        return True
+        return self.finish()
 
 
 def copy_rows(database: Database, source: Database, source_schema: TableSchema, rows: list[Row]) -> None:
@@ -159,44 +152,12 @@ def resume_replica_backfills(database: Database) -> None:
     for name, schema in list(database.tables.items()):
         replicas = replica_set(schema)
         own = replicas.member(database.region) if replicas is not None else None
-        if own is not None and own.status == CREATING and (id(database), name) not in _RUNNING:
+        if own is not None and own.status == CREATING and not jobs.running(database, f"replica-backfill/{name}"):
             start_replica_backfill(database, name)
 
 
 def start_replica_backfill(database: Database, table_name: str) -> ReplicaBackfill:
     """Fill the replica: in the server's background, else right away."""
     job = ReplicaBackfill(database, table_name)
-    _RUNNING[id(database), table_name] = job
-    loop = database.background_loop
-    if loop is None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-    if loop is None:
-        while job.step() is False:  # None: another server holds the job and does it
-            pass
-        return job
-
-    def tick() -> None:
-        try:
-            finished = job.step()
-            if finished is None:
-                schedule(RETRY_SECONDS)
-                return
-        except StorageUnavailable as error:
-            logger.warning("backfill of replica %s waits for the store: %s", table_name, error)
-            schedule(RETRY_SECONDS)
-            return
-        except Exception:
-            logger.exception("backfill of replica %s failed a batch; retrying", table_name)
-            schedule(RETRY_SECONDS)
-            return
-        if not finished:
-            schedule(0)
-
-    def schedule(delay: float) -> None:
-        loop.call_soon_threadsafe(loop.call_later, delay, database.run_in_background, tick)
-
-    schedule(0)
+    jobs.start(job)
     return job

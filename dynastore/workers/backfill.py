@@ -20,10 +20,8 @@ left out of the index (DynamoDB reports them as violations).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import replace
-from itertools import islice
 from typing import TYPE_CHECKING
 
 import orjson
@@ -31,24 +29,27 @@ import orjson
 from dynastore import limits
 from dynastore.engine.indexes import entry_row
 from dynastore.storage.base import (
-    HASH_SPACE,
     CatalogueChanged,
     Commit,
+    Row,
     RowChange,
     RowCheck,
     RowKey,
     Storage,
     WriteConflict,
 )
-from dynastore.storage.errors import StorageUnavailable
+from dynastore.workers import jobs
+from dynastore.workers.jobs import Position, ScanJob, Upkeep
 
 if TYPE_CHECKING:
+    import asyncio
+
     from dynastore.database import Database
     from dynastore.engine.schema import IndexDefinition, TableSchema
 
 logger = logging.getLogger("dynastore.backfill")
 
-BACKFILL_RETRY_SECONDS = 1.0
+BACKFILL_RETRY_SECONDS = jobs.JOB_RETRY_SECONDS
 """The pause after a batch failed (PostgreSQL restarting, say) before it is tried again."""
 BACKFILL_WATCH_SECONDS = 2.0
 """On a shared store, how often a server looks for indexes still CREATING
@@ -57,19 +58,18 @@ BACKFILL_BATCH_ROWS = limits.BACKFILL_BATCH_ROWS
 """Items indexed per batch (candidate for dynastore/limits.py)."""
 
 
-class Backfill:
-    """One index's backfill; ``step()`` indexes one batch."""
+class Backfill(ScanJob):
+    """One index's backfill; ``step()`` indexes one batch (``jobs.ScanJob``)."""
+
+    logger = logger
+    batch_rows = BACKFILL_BATCH_ROWS
 
     def __init__(self, database: Database, table_name: str, index_name: str, storage_id: int) -> None:
-        self.database = database
+        super().__init__(database)
         self.table_name = table_name
         self.index_name = index_name
         self.storage_id = storage_id
-        self.position: tuple[int, bytes, bytes] | None = None
-        self.resume = True
-        """Read the stored position before the next batch (a server may have
-        done part of the job before)."""
-        self.done = False
+        self._found: tuple[TableSchema, IndexDefinition] | None = None
 
     def _target(self) -> tuple[TableSchema, IndexDefinition] | None:
         """The table and index, unless they were deleted (or re-created) meanwhile."""
@@ -83,12 +83,13 @@ class Backfill:
     def job_name(self) -> str:
         return f"backfill/{self.storage_id}"
 
-    def step(self, batch_rows: int = BACKFILL_BATCH_ROWS) -> bool | None:
-        """Index the next batch; True once the backfill is finished (or moot),
-        None while another server holds the job (try again later: if that
-        server dies, this one takes the job over where it stopped)."""
+    @property
+    def label(self) -> str:
+        return f"the backfill of {self.table_name}.{self.index_name}"
+
+    def step(self, batch_rows: int | None = None) -> bool | None:
         try:
-            return self._step(batch_rows)
+            return super().step(batch_rows)
         except CatalogueChanged:
             # Another server changed the table meanwhile (its throughput, say):
             # the batch's commit was refused and nothing of it was written.
@@ -98,37 +99,28 @@ class Backfill:
             self.resume = True
             return False if reloaded else None
 
-    def _step(self, batch_rows: int) -> bool | None:
-        target = self._target()
-        if target is None:
-            self._finish()
-            return True
-        schema, index = target
-        storage = self.database.storage
-        if not storage.hold_lock(self.database.storage_name(self.job_name)):
-            self.resume = True
-            return None
-        if self.resume:  # the job was (or may have been) another server's: continue its work
-            self.position, self.resume = self.database.job_position(self.job_name), False
-        rows = list(
-            islice(storage.scan(schema.table_id, 0, HASH_SPACE, exclusive_start=self.position), batch_rows)
-        )
-        more = len(rows) == batch_rows
-        position = (rows[-1].pk_hash, rows[-1].pk, rows[-1].sk) if more else None
-        _index_rows(storage, schema, index, [RowKey(schema.table_id, row.pk, row.sk) for row in rows],
-                    self.database.job_position_change(self.job_name, position))
-        if more:
-            self.position = position
-            if not index.backfilling:
-                self._set_state("CREATING", backfilling=True)
-            return False
-        self._set_state("ACTIVE", backfilling=False)
-        self._finish()
-        return True
+    def before_lock(self) -> bool | None:
+        self._found = self._target()
+        return self.finish() if self._found is None else None
 
-    def _finish(self) -> None:
-        self.done = True
-        _RUNNING.pop((id(self.database), self.storage_id), None)
+    def source(self) -> int | bool:
+        assert self._found is not None
+        return self._found[0].table_id
+
+    def apply(self, rows: list[Row], position: Position | None) -> None:
+        assert self._found is not None
+        schema, index = self._found
+        _index_rows(self.database.storage, schema, index, [RowKey(schema.table_id, row.pk, row.sk) for row in rows],
+                    self.database.job_position_change(self.job_name, position))
+
+    def advanced(self) -> None:
+        assert self._found is not None
+        if not self._found[1].backfilling:
+            self._set_state("CREATING", backfilling=True)
+
+    def complete(self) -> bool:
+        self._set_state("ACTIVE", backfilling=False)
+        return self.finish()
 
     def _set_state(self, status: str, backfilling: bool) -> None:
         """The index's new state in the table's definition, as the table is
@@ -146,7 +138,6 @@ class Backfill:
                                                  for other in schema.indexes))
 
         self.database.change_table(self.table_name, change)
-
 
 def _index_rows(
     storage: Storage, schema: TableSchema, index: IndexDefinition, keys: list[RowKey], progress: RowChange
@@ -171,15 +162,12 @@ def _index_rows(
             continue
 
 
-_RUNNING: dict[tuple[int, int], Backfill] = {}
-"""Backfills in progress, by database and the index's storage id (never reused)."""
-
 
 def resume_backfills(database: Database, schema: TableSchema) -> None:
     """Restart the backfill of any index still CREATING with no job running
     (after a server restart, the job's progress was lost with the process)."""
     for index in schema.indexes:
-        if index.status == "CREATING" and (id(database), index.storage_id) not in _RUNNING:
+        if index.status == "CREATING" and not jobs.running(database, f"backfill/{index.storage_id}"):
             start_backfill(database, schema.name, index)
 
 
@@ -188,40 +176,11 @@ def start_backfill(database: Database, table_name: str, index: IndexDefinition) 
     at a time between requests, or on its request threads when it has them),
     else right away, batch after batch."""
     job = Backfill(database, table_name, index.name, index.storage_id)
-    _RUNNING[id(database), index.storage_id] = job
-    loop = database.background_loop
-    if loop is None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-    if loop is None:
-        while job.step() is False:  # None: another server holds the job and does it
-            pass
-        return job
-
-    def tick() -> None:
-        try:
-            finished = job.step()
-        except StorageUnavailable as error:
-            logger.warning("backfill of %s.%s waits for the store: %s", job.table_name, job.index_name, error)
-            finished = None
-        except Exception:  # the catalogue changed, a bug: try again soon
-            logger.exception("backfill of %s.%s failed a batch; retrying", job.table_name, job.index_name)
-            finished = None
-        if finished is None:  # failed, or another server does this job now: try (to take it) later
-            schedule(BACKFILL_RETRY_SECONDS)
-        elif not finished:
-            schedule(0)
-
-    def schedule(delay: float) -> None:
-        loop.call_soon_threadsafe(loop.call_later, delay, database.run_in_background, tick)
-
-    schedule(0)
+    jobs.start(job)
     return job
 
 
-class BackfillWatch:
+class BackfillWatch(Upkeep):
     """On a store other servers share: every BACKFILL_WATCH_SECONDS, start a
     job here for every index still CREATING that no job of this server runs.
     The server that added the index may have died half-way; the job's lock
@@ -230,35 +189,19 @@ class BackfillWatch:
     this, the job would move only when a DescribeTable reached another
     server (``resume_backfills``)."""
 
+    logger = logger
+    @property
+    def label(self) -> str:
+        return "looking for backfills to take over"
+
     def __init__(self, database: Database, loop: asyncio.AbstractEventLoop,
                  interval: float = BACKFILL_WATCH_SECONDS) -> None:
-        self.database = database
-        self.loop = loop
-        self.interval = interval
-        self._handle: asyncio.TimerHandle | None = None
+        super().__init__(database, loop, interval, first_delay_seconds=interval)
 
-    def start(self) -> BackfillWatch:
-        if not self.database.storage.exclusive:
-            self._handle = self.loop.call_later(self.interval, self._tick)
-        return self
+    def wanted(self) -> bool:
+        return not self.database.storage.exclusive  # only on a shared store (and then every interval)
 
-    def stop(self) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
-
-    def _tick(self) -> None:
-        self.database.run_in_background(self._look)
-        if self._handle is not None:
-            self._handle = self.loop.call_later(self.interval, self._tick)
-
-    def _look(self) -> None:
-        try:
-            self.database.refresh_catalogue()
-            for schema in list(self.database.tables.values()):
-                resume_backfills(self.database, schema)
-        except StorageUnavailable as error:
-            logger.warning("looking for backfills to take over: %s", error)
-        except Exception:
-            logger.exception("looking for backfills to take over failed")
-
+    def look(self) -> None:
+        self.database.refresh_catalogue()
+        for schema in list(self.database.tables.values()):
+            resume_backfills(self.database, schema)
