@@ -481,13 +481,20 @@ class Database:
         after (None: the table is gone). CatalogueChanged only when the table
         kept changing for limits.CATALOGUE_CHANGE_ATTEMPTS tries."""
         attempts = limits.CATALOGUE_CHANGE_ATTEMPTS
+        verified = self.storage.exclusive  # this copy is the store's
         for attempt in range(1, attempts + 1):
             schema = self.tables.get(name)
-            if schema is None:
-                return None
-            changed = change(schema)
+            changed = None if schema is None else change(schema)
             if changed is None or changed == schema:
-                return schema
+                # Nothing to do, or no such table, on this copy: a stale copy
+                # may say so wrongly (a replica set already without the member
+                # it has just lost, on the copy from before it joined), and
+                # nothing would be written. Ask the store once before believing it.
+                if verified or attempt == attempts:
+                    return schema
+                verified = True
+                self.reload_catalogue()
+                continue
             try:
                 return self.update_table(changed)
             except CatalogueChanged:
