@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -202,6 +203,9 @@ class Database:
         """Every stream (issue 5): their descriptions; records and shards are in storage."""
         self._catalogue_version = 0
         self._catalogue_changes_seen = 0
+        self._catalogue_suspect = False
+        """A change this copy took was rolled back: the copy it had before
+        may be older than the store's, so the next refresh reloads."""
         self._catalogue_lock = threading.Lock()
         self.background_loop: Any = None
         """The event loop a server runs background work on (a backfill started
@@ -267,10 +271,19 @@ class Database:
                 )
         for name, schema in tables.items():
             if schema.indexes:
-                tables[name] = replace(schema, indexes=tuple(
+                schema = tables[name] = replace(schema, indexes=tuple(
                     replace(index, storage_id=index_ids.get(index_storage_name(name, index.name), 0))
                     for index in schema.indexes
                 ))
+            # Never put an older copy of a table back. Another request of
+            # this process may have changed the table while these rows were
+            # read (its storage calls and this load's interleave); a copy
+            # this process holds is one the store has or is committing (one
+            # rolled back is taken back at once: update_table), so a higher
+            # generation than the rows' is the newer one.
+            held = self.tables.get(name)
+            if held is not None and held.table_id == schema.table_id and held.generation > schema.generation:
+                tables[name] = held
         self.tables = tables
         self.streams = StreamStore(self, stream_records)
         if self.replication is None and any(REPLICATION in schema.extensions for schema in tables.values()):
@@ -340,10 +353,11 @@ class Database:
         if not self._catalogue_lock.acquire(blocking=False):
             return self._wait_for_refresh()
         try:
-            if storage.catalogue_changes() == self._catalogue_changes_seen and (
+            if not self._catalogue_suspect and storage.catalogue_changes() == self._catalogue_changes_seen and (
                 not check or storage.catalogue_version() == self._catalogue_version
             ):
                 return False
+            self._catalogue_suspect = False
             self._load_catalogue()
         finally:
             self._catalogue_lock.release()
@@ -361,6 +375,7 @@ class Database:
         for _ in range(CATALOGUE_WAIT_STEPS):
             if self._catalogue_lock.acquire(blocking=False):
                 try:
+                    self._catalogue_suspect = False
                     self._load_catalogue()
                 finally:
                     self._catalogue_lock.release()
@@ -435,7 +450,7 @@ class Database:
                 ))
                 generation = self.storage.update_table_metadata(table_id, created.to_metadata())
                 created = replace(created, generation=generation)
-        self.tables[created.name] = created
+        self._hold(created.name, created)
         return created
 
     def create_index_storage(self, schema: TableSchema, index: IndexDefinition) -> IndexDefinition:
@@ -465,8 +480,35 @@ class Database:
         expected = schema.generation if compare else None
         generation = self.storage.update_table_metadata(schema.table_id, schema.to_metadata(), expected)
         schema = replace(schema, generation=generation)
-        self.tables[schema.name] = schema
+        self._hold(schema.name, schema)
         return schema
+
+    def adopt_table(self, schema: TableSchema) -> None:
+        """Hold ``schema`` (just written to the store by the caller, with its
+        generation) as this process's copy of the table."""
+        self._hold(schema.name, schema)
+
+    def _hold(self, name: str, schema: TableSchema | None) -> None:
+        """Make ``schema`` this process's copy of table ``name`` (None: the
+        table is gone), taken back if the transaction that wrote it is
+        rolled back (Storage.after_rollback): a copy the store did not keep
+        would otherwise outlive the change, and a reload would keep it as
+        the newer one (_load_catalogue never puts an older generation back)."""
+        previous = self.tables.get(name)
+        if schema is None:
+            self.tables.pop(name, None)
+        else:
+            self.tables[name] = schema
+        self.storage.after_rollback(partial(self._take_back, name, schema, previous))
+
+    def _take_back(self, name: str, held: TableSchema | None, previous: TableSchema | None) -> None:
+        if self.tables.get(name) is held:  # nothing newer came in since
+            if previous is None:
+                self.tables.pop(name, None)
+            else:
+                self.tables[name] = previous
+        # The copy from before may be older than the store's by now.
+        self._catalogue_suspect = True
 
     def change_table(
         self, name: str, change: Callable[[TableSchema], TableSchema | None]
@@ -520,7 +562,7 @@ class Database:
             else:
                 self.storage.rename_table(schema.table_id, keep_items_as)
             self.streams.table_dropped(schema, self.now())  # readable 24 more hours
-        del self.tables[name]
+        self._hold(name, None)
         return schema
 
     def table_statistics(self, schema: TableSchema) -> tuple[int, int]:

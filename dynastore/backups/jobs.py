@@ -83,9 +83,7 @@ def backup_step(database: Database, record: BackupRecord, max_rows: int = JOB_PA
         database.reload_catalogue()  # giving a backup up is for good: read the table as it is now
         source = _source_of_backup(database, record)
     if source is None:
-        logger.warning("backup %s of %s abandoned: its table was deleted before the copy was done",
-                       record.arn, record.table_name)
-        _forget_backup(database, record)
+        _abandon_backup(database, record)
         return None
     with storage.bulk_reads():  # the job's own connection on SQLite: no mapped pages in RSS
         page = pitr.read_page(database, source, record.created, pitr.position_from_json(record.position),
@@ -96,12 +94,30 @@ def backup_step(database: Database, record: BackupRecord, max_rows: int = JOB_PA
     if page.position is None:
         record = replace(record, status=AVAILABLE)
     with storage.transaction():
-        for row in page.rows:
-            storage.put(record.items_storage_id, row)
-        registry.apply(database, registry.backup_change(database, record, record.backup_id))
+        # On a shared store another server may have deleted the table while
+        # the page was read (a dropped table reads as empty: as if the copy
+        # were done). Under the table's lock, which DeleteTable takes first,
+        # the table is either still there (the page is whole) or gone.
+        storage.lock_table(source.table_id)
+        if not storage.exclusive and storage.table_generation(source.table_id) is None:
+            gone = True
+        else:
+            gone = False
+            for row in page.rows:
+                storage.put(record.items_storage_id, row)
+            registry.apply(database, registry.backup_change(database, record, record.backup_id))
+    if gone:
+        _abandon_backup(database, record)
+        return None
     if page.position is None:
         pitr.release(database, record.table_name, record.holder)
     return record
+
+
+def _abandon_backup(database: Database, record: BackupRecord) -> None:
+    logger.warning("backup %s of %s abandoned: its table was deleted before the copy was done",
+                   record.arn, record.table_name)
+    _forget_backup(database, record)
 
 
 def _forget_backup(database: Database, record: BackupRecord) -> None:

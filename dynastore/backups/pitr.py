@@ -369,17 +369,13 @@ def _set_log(database: Database, schema: TableSchema, log: dict[str, Any] | None
 def _changing(database: Database, schema: TableSchema) -> Iterator[None]:
     """One transaction that first takes the table's lock (then catalogue
     rows: the order every catalogue change keeps, so two never wait for each
-    other in a cycle); if it fails, this process's copy of the table is put
-    back as it was."""
+    other in a cycle). If it fails, Database.update_table's copy of the
+    table is taken back (only if nothing newer came in meanwhile: putting
+    the copy from before back blindly undid another request's reload)."""
     storage = database.storage
-    try:
-        with storage.transaction():
-            storage.lock_table(schema.table_id)
-            yield
-    except BaseException:
-        if database.tables.get(schema.name) is not None:
-            database.tables[schema.name] = schema
-        raise
+    with storage.transaction():
+        storage.lock_table(schema.table_id)
+        yield
 
 
 def drop_orphan_logs(database: Database) -> int:

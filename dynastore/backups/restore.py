@@ -191,5 +191,5 @@ def publish(database: Database, hidden: TableSchema, extra_changes: list[Any]) -
         for change in extra_changes:
             apply(database, change)
     final = replace(final, generation=generation)
-    database.tables[final.name] = final
+    database.adopt_table(final)
     return final

@@ -200,6 +200,13 @@ class Storage(ABC):
         stored one is refused, whoever made the newer one. A missing table
         is KeyError."""
 
+    @abstractmethod
+    def table_generation(self, table_id: int) -> int | None:
+        """The table's generation as stored now (None: no such table, it was
+        dropped): for a background job that read a page of a table outside
+        its lock and must know, under the lock, whether the table is still
+        there (an empty read of a dropped table looks like its end)."""
+
     def lock_table(self, table_id: int) -> None:
         """Inside ``transaction()``: hold the table's lock until the
         transaction ends. On a shared store, other servers' commits to the
@@ -275,6 +282,16 @@ class Storage(ABC):
     def transaction(self) -> AbstractContextManager[None]:
         """All writes inside commit together or not at all. May be nested; only
         the outermost block commits."""
+
+    @abstractmethod
+    def after_rollback(self, undo: Callable[[], object]) -> None:
+        """Call ``undo`` if the innermost transaction block open here is rolled
+        back (or, after it ended well, an enclosing one is); outside any block,
+        never: what was written is committed already. For state kept beside
+        the store that must stay in step with what the store kept: the
+        Database's copy of the catalogue (a definition it took for a change
+        that was rolled back must not outlive the change). Undo actions run
+        newest first."""
 
     # --- a catalogue other servers change (shared stores) ------------------------
     def catalogue_version(self) -> int:
@@ -355,3 +372,9 @@ class Storage(ABC):
 
 HASH_SPACE = 1 << 32
 """pk_hash values lie in ``range(HASH_SPACE)``."""
+
+
+def run_undo(actions: list[Callable[[], object]], mark: int) -> None:
+    """Run (newest first) and forget the after_rollback actions from ``mark`` on."""
+    while len(actions) > mark:
+        actions.pop()()

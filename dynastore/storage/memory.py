@@ -312,6 +312,14 @@ class MemoryStorage(Storage):
     def transaction(self) -> _TransactionBlock:
         return _TransactionBlock(self)
 
+    def table_generation(self, table_id: int) -> int | None:
+        table = self._tables.get(table_id)
+        return None if table is None else table.generation
+
+    def after_rollback(self, undo: Callable[[], object]) -> None:
+        if self._undo_log is not None:  # the storage's own undo log runs it
+            self._undo_log.append(undo)
+
     def close(self) -> None:
         self._tables.clear()
 

@@ -32,7 +32,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
@@ -45,6 +45,7 @@ from dynastore.storage.base import (
     SortKeyRange,
     Storage,
     TableRecord,
+    run_undo,
 )
 from dynastore.storage.errors import DataDirectoryLocked, StorageError, UnsupportedSchemaVersion
 from dynastore.storage.ranges import (
@@ -198,6 +199,8 @@ class SQLiteStorage(Storage):
         self._lock_fd: int | None = None
         self._checkpointer: _Checkpointer | None = None
         self._depth = 0
+        self._rollback_undo: list[Callable[[], object]] = []
+        """after_rollback's actions of the open transaction blocks, oldest first."""
         self._changes_at_begin = 0
         """total_changes when the outermost transaction began (did it write?)."""
         self._bulk_connection: sqlite3.Connection | None = None
@@ -312,6 +315,10 @@ class SQLiteStorage(Storage):
             if cursor.rowcount == 0:
                 raise KeyError(f"no table with id {table_id}")
             return self._next_generation(table_id)
+
+    def table_generation(self, table_id: int) -> int | None:
+        found = self._connection.execute(_SELECT_GENERATION, (table_id,)).fetchone()
+        return None if found is None else int(found[0])
 
     def _next_generation(self, table_id: int) -> int:
         found = self._connection.execute(_NEXT_GENERATION, (table_id,)).fetchone()
@@ -493,19 +500,27 @@ class SQLiteStorage(Storage):
         """All writes inside commit together; see ``_TransactionBlock``."""
         return _TransactionBlock(self)
 
-    def _rolled_back(self, depth: int) -> None:
-        """Undo the block at ``depth`` (0: the whole transaction). If SQLite
+    def after_rollback(self, undo: Callable[[], object]) -> None:
+        if self._depth > 0:
+            self._rollback_undo.append(undo)
+
+    def _rolled_back(self, depth: int, mark: int) -> None:
+        """Undo the block at ``depth`` (0: the whole transaction), whose
+        after_rollback actions are those from ``mark`` on. If SQLite
         already rolled back by itself (disk full, I/O error) there is nothing
         left to undo, and trying would mask the original error."""
         self._statistics_cache.clear()
-        connection = self._connection
-        if not connection.in_transaction:
-            return
-        if depth == 0:
-            connection.execute("ROLLBACK")
-        else:
-            connection.execute(f"ROLLBACK TO nested_{depth}")
-            connection.execute(f"RELEASE nested_{depth}")
+        try:
+            connection = self._connection
+            if not connection.in_transaction:
+                return
+            if depth == 0:
+                connection.execute("ROLLBACK")
+            else:
+                connection.execute(f"ROLLBACK TO nested_{depth}")
+                connection.execute(f"RELEASE nested_{depth}")
+        finally:
+            run_undo(self._rollback_undo, mark)
 
     def close(self) -> None:
         if self._checkpointer is not None:
@@ -579,11 +594,12 @@ class _TransactionBlock:
     rolls back everything.
     """
 
-    __slots__ = ("_storage", "_depth")
+    __slots__ = ("_storage", "_depth", "_mark")
 
     def __init__(self, storage: SQLiteStorage) -> None:
         self._storage = storage
         self._depth = 0
+        self._mark = 0
 
     def __enter__(self) -> None:
         storage = self._storage
@@ -594,6 +610,7 @@ class _TransactionBlock:
         else:
             storage._connection.execute(f"SAVEPOINT nested_{depth}")
         self._depth = depth
+        self._mark = len(storage._rollback_undo)
         storage._depth = depth + 1
 
     def __exit__(
@@ -613,12 +630,13 @@ class _TransactionBlock:
             try:
                 connection.execute("COMMIT")
             except BaseException:
-                storage._rolled_back(depth)
+                storage._rolled_back(depth, self._mark)
                 raise
+            storage._rollback_undo.clear()  # committed: nothing left to undo
             if connection.total_changes != storage._changes_at_begin:
                 storage._committed()
             return
-        storage._rolled_back(depth)
+        storage._rolled_back(depth, self._mark)
 
 
 class _Checkpointer:

@@ -646,6 +646,43 @@ def test_statistics_read_inside_a_rolled_back_transaction_are_not_kept(
     assert storage.table_statistics(table_id) == (0, 0)
 
 
+def test_after_rollback_runs_only_for_what_a_rollback_undid(storage: Storage) -> None:
+    """Undo actions (the Database's copy of the catalogue keeps in step
+    through them) run, newest first, for exactly the blocks rolled back: a
+    nested block caught inside, every block when the failure leaves the
+    outermost; never after a commit, never outside a block."""
+    table_id = storage.create_table("t", b"{}")
+    ran: list[str] = []
+    storage.after_rollback(lambda: ran.append("outside"))  # no block: committed already
+    with storage.transaction():
+        storage.after_rollback(lambda: ran.append("committed"))
+    assert ran == []
+
+    with storage.transaction():
+        storage.put(table_id, make_row(b"kept"))
+        storage.after_rollback(lambda: ran.append("outer"))
+        with pytest.raises(Boom), storage.transaction():
+            storage.after_rollback(lambda: ran.append("inner 1"))
+            storage.after_rollback(lambda: ran.append("inner 2"))
+            raise Boom
+        assert ran == ["inner 2", "inner 1"]
+    assert ran == ["inner 2", "inner 1"]  # the outermost committed: "outer" never runs
+
+    ran.clear()
+    with pytest.raises(Boom), storage.transaction():
+        storage.after_rollback(lambda: ran.append("outer"))
+        with storage.transaction():
+            storage.after_rollback(lambda: ran.append("inner, released"))
+        raise Boom
+    assert ran == ["inner, released", "outer"]
+
+    ran.clear()
+    with storage.transaction():
+        pass
+    assert ran == []  # nothing left over from the blocks before
+    assert storage.get(table_id, b"kept", b"") == make_row(b"kept")
+
+
 def test_usable_from_another_thread_when_calls_are_serialised(storage: Storage) -> None:
     table_id = storage.create_table("t", b"{}")
     with ThreadPoolExecutor(max_workers=1) as executor:

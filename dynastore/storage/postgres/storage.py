@@ -27,7 +27,7 @@ import threading
 import time
 import weakref
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from types import SimpleNamespace, TracebackType
 from typing import Any
@@ -49,6 +49,7 @@ from dynastore.storage.base import (
     Stored,
     TableRecord,
     WriteConflict,
+    run_undo,
 )
 from dynastore.storage.errors import StorageError, StorageUnavailable
 from dynastore.storage.postgres import commit as commit_sql
@@ -504,6 +505,10 @@ class PostgresStorage(Storage):
             self._announce_catalogue_change()
         return int(found[0])
 
+    def table_generation(self, table_id: int) -> int | None:
+        found = self._execute("SELECT generation FROM dynastore_tables WHERE table_id = %s", (table_id,)).fetchone()
+        return None if found is None else int(found[0])
+
     def rename_table(self, table_id: int, name: str) -> int:
         self._writes += 1
         with self.transaction():
@@ -923,6 +928,11 @@ class PostgresStorage(Storage):
     def transaction(self) -> AbstractContextManager[None]:
         return _TransactionBlock(self)
 
+    def after_rollback(self, undo: Callable[[], object]) -> None:
+        context = self._context()
+        if context.depth > 0:
+            context.undo.append(undo)
+
     def _release_reserved(self, context: _Context) -> None:
         reserved, context.reserved = context.reserved, None
         if reserved is not None and self.hub is not None:
@@ -962,13 +972,15 @@ def _stored(found: tuple[Any, ...] | None) -> Stored:
 class _Context:
     """A thread's or request greenlet's place in the store."""
 
-    __slots__ = ("connection", "reserved", "depth", "begin")
+    __slots__ = ("connection", "reserved", "depth", "begin", "undo")
 
     def __init__(self) -> None:
         self.connection: psycopg.Connection[Any] | None = None
         self.reserved: PipelineConnection | None = None
         """A request greenlet's connection while it is inside a transaction."""
         self.depth = 0
+        self.undo: list[Callable[[], object]] = []
+        """after_rollback's actions of the open transaction blocks, oldest first."""
         self.begin: str | None = None
         """A snapshot's BEGIN not sent yet (it goes with the first read)."""
 
@@ -988,11 +1000,12 @@ class _TransactionBlock:
     """BEGIN/COMMIT for the outermost block, a savepoint for a nested one (a
     request greenlet holds a reserved connection for the whole block)."""
 
-    __slots__ = ("_storage", "_depth")
+    __slots__ = ("_storage", "_depth", "_mark")
 
     def __init__(self, storage: PostgresStorage) -> None:
         self._storage = storage
         self._depth = 0
+        self._mark = 0
 
     def __enter__(self) -> None:
         storage = self._storage
@@ -1007,6 +1020,7 @@ class _TransactionBlock:
             storage._release_reserved(context)
             raise
         self._depth = depth
+        self._mark = len(context.undo)
         context.depth = depth + 1
 
     def __exit__(
@@ -1019,11 +1033,14 @@ class _TransactionBlock:
         context = storage._context()
         depth = self._depth
         if context.depth == 0:
-            return  # the connection broke inside the block: nothing left to end
+            run_undo(context.undo, 0)  # the connection broke inside the block: all of it is gone
+            return  # and nothing is left to end
         context.depth = depth
+        ended_well = False
         try:
             if exception_type is None:
                 storage._execute("COMMIT" if depth == 0 else f"RELEASE nested_{depth}")
+                ended_well = True
                 return
             if isinstance(exception, StorageUnavailable):
                 return
@@ -1036,5 +1053,9 @@ class _TransactionBlock:
             except StorageUnavailable:
                 pass
         finally:
+            if not ended_well:
+                run_undo(context.undo, self._mark)
+            elif depth == 0:
+                context.undo.clear()  # committed: nothing left to undo
             if depth == 0:
                 storage._release_reserved(context)
