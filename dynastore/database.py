@@ -350,13 +350,18 @@ class Database:
         # Requests in flight share the catalogue: one refreshes at a time, and
         # the others wait for it. Never block on the lock: the one holding it
         # may be a greenlet parked on this very thread (storage.pause parks).
-        if not self._catalogue_lock.acquire(blocking=False):
-            return self._wait_for_refresh()
+        # The load waited for may have read its rows before the change this
+        # caller is to see, so the check is made again after it.
+        waited = False
+        while not self._catalogue_lock.acquire(blocking=False):
+            if not self._wait_for_refresh():
+                return False
+            waited = True
         try:
             if not self._catalogue_suspect and storage.catalogue_changes() == self._catalogue_changes_seen and (
                 not check or storage.catalogue_version() == self._catalogue_version
             ):
-                return False
+                return waited
             self._catalogue_suspect = False
             self._load_catalogue()
         finally:
@@ -384,8 +389,8 @@ class Database:
         self._load_catalogue()  # the other load is stuck: load beside it
 
     def _wait_for_refresh(self) -> bool:
-        """Another request is reloading the catalogue: wait until it is done
-        (it is current then); False if it takes implausibly long."""
+        """Another request is reloading the catalogue: wait until it is done;
+        False if it takes implausibly long."""
         for _ in range(CATALOGUE_WAIT_STEPS):
             self.storage.pause(CATALOGUE_WAIT_STEP_SECONDS)
             if not self._catalogue_lock.locked():

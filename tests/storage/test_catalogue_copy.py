@@ -136,3 +136,38 @@ def test_a_change_in_flight_rolled_back_after_a_reload_leaves_the_stores_copy(sh
     # next refresh reads the catalogue again, whatever notifications say.
     assert shared.refresh_catalogue() is True
     assert shared.table("tbl") == before
+
+
+def test_a_refresh_that_waited_for_another_load_still_sees_a_change_made_before_it(
+        request: pytest.FixtureRequest) -> None:
+    """Server A's request asks for a current catalogue while another of its
+    requests is loading it; that load may have read its rows before server
+    B's CreateTable committed. Once it is done, the waiting request checks
+    again and sees the table (it used to take the other load as current)."""
+    url = request.getfixturevalue("postgres_server").new_schema()
+    a, b = Database.open(url), Database.open(url)
+    try:
+        a.refresh_catalogue(check=True)
+        held = threading.Event()
+        release = threading.Event()
+
+        def stale_load() -> None:  # stands for a load whose rows were read before B's change
+            with a._catalogue_lock:
+                held.set()
+                release.wait(30)
+
+        thread = threading.Thread(target=stale_load)
+        thread.start()
+        assert held.wait(30)
+        dispatch(b, "CreateTable", {
+            "TableName": "made-on-b", "BillingMode": "PAY_PER_REQUEST",
+            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        })
+        threading.Timer(0.2, release.set).start()
+        assert a.refresh_catalogue(check=True) is True
+        thread.join(30)
+        assert "made-on-b" in a.tables
+    finally:
+        a.storage.close()
+        b.storage.close()
