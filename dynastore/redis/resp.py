@@ -16,6 +16,7 @@ spells as arrays, bulk strings and integers as Redis does.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from dynastore import limits
@@ -249,11 +250,8 @@ class Parser:
             if len(buffer) - position > limits.REDIS_INLINE_MAX_BYTES:
                 raise ProtocolError("Protocol error: too big mbulk count string")
             return None
-        try:
-            count = int(buffer[position + 1:end])
-        except ValueError:
-            raise ProtocolError("Protocol error: invalid multibulk length") from None
-        if count > limits.REDIS_MULTIBULK_MAX_ITEMS:
+        count = _length(buffer, position + 1, end)
+        if count is None or count > limits.REDIS_MULTIBULK_MAX_ITEMS:
             raise ProtocolError("Protocol error: invalid multibulk length")
         position = end + 2
         if count <= 0:
@@ -273,11 +271,8 @@ class Parser:
                 if size - position > limits.REDIS_INLINE_MAX_BYTES:
                     raise ProtocolError("Protocol error: too big bulk count string")
                 return None
-            try:
-                length = int(buffer[position + 1:end])
-            except ValueError:
-                raise ProtocolError("Protocol error: invalid bulk length") from None
-            if length < 0 or length > limits.REDIS_BULK_MAX_BYTES:
+            length = _length(buffer, position + 1, end)
+            if length is None or length < 0 or length > limits.REDIS_BULK_MAX_BYTES:
                 raise ProtocolError("Protocol error: invalid bulk length")
             start = end + 2
             if start + length + 2 > size:
@@ -285,6 +280,19 @@ class Parser:
             command.append(bytes(buffer[start:start + length]))
             position = start + length + 2
         return command, position
+
+
+_LENGTH = re.compile(rb"0|-?[1-9][0-9]{0,18}")
+"""A length as Redis's string2ll reads it: no '+', no leading zero, no
+space, no '_', no "-0" (Python's int() takes all of those)."""
+
+
+def _length(buffer: bytearray, start: int, end: int) -> int | None:
+    """The multibulk count or bulk length in ``buffer[start:end]``; None: not one."""
+    if _LENGTH.fullmatch(buffer, start, end) is None:
+        return None
+    value = int(buffer[start:end])
+    return value if -(1 << 63) <= value < 1 << 63 else None  # string2ll's range: a long long
 
 
 def _whole_frames(data: bytes) -> tuple[list[list[bytes]], int]:

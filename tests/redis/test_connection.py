@@ -129,6 +129,39 @@ def test_a_malformed_frame_closes_only_that_connection(
     assert r.ping() is True
 
 
+def _first_reply_and_state(port: int, frame: bytes) -> tuple[bytes, str]:
+    """What a server answers ``frame`` with, and whether it then closed."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    try:
+        sock.sendall(frame)
+        sock.settimeout(0.5)
+        received = b""
+        try:
+            while True:
+                data = sock.recv(1000)
+                if not data:
+                    return received, "closed"
+                received += data
+        except TimeoutError:
+            return received, "open"
+    finally:
+        sock.close()
+
+
+@pytest.mark.parametrize("frame", [
+    b"*1\r\n$03\r\nfoo\r\n", b"*1\r\n$+3\r\nfoo\r\n", b"*1\r\n$ 4\r\nPING\r\n", b"*1\r\n$4 \r\nPING\r\n",
+    b"*1\r\n$-0\r\n", b"*1\r\n$0_4\r\nPING\r\n", b"*1\r\n$\r\n", b"*1\r\n$00\r\n\r\n",
+    b"*+1\r\n$4\r\nPING\r\n", b"*01\r\n$4\r\nPING\r\n", b"* 1\r\n$4\r\nPING\r\n", b"*1_0\r\n",
+    b"*-0\r\n*1\r\n$4\r\nPING\r\n", b"*00\r\n*1\r\n$4\r\nPING\r\n", b"*\r\n",
+    b"*-5\r\n*1\r\n$4\r\nPING\r\n", b"*0\r\n*1\r\n$4\r\nPING\r\n",
+])
+def test_lengths_are_read_as_redis_reads_them(served: Served, real_redis_port: int, frame: bytes) -> None:
+    """Redis reads a multibulk or bulk length with string2ll: digits only, no
+    sign but a leading '-', no leading zero, no space, no '_' (what Python's
+    int() takes); anything else is a protocol error that closes the connection."""
+    assert _first_reply_and_state(served.redis_port, frame) == _first_reply_and_state(real_redis_port, frame)
+
+
 def test_quit_closes_after_the_reply(served: Served) -> None:
     raw = RawConnection(served.redis_port)
     try:

@@ -163,3 +163,41 @@ def test_sigterm_with_a_blocked_client_stops_cleanly(data_dir: Path) -> None:
         assert server.client().get("before-stop") == b"kept"
     finally:
         server.stop()
+
+
+def test_reads_are_served_while_another_program_holds_the_write_lock(data_dir: Path) -> None:
+    """The keyspace is in memory: a turn of reads opens no transaction, so it
+    answers while another program (an operator's sqlite3 shell) holds the data
+    directory's write lock; a write waits for the lock, then commits."""
+    import sqlite3
+
+    server = start_dynastore("--data-dir", str(data_dir))
+    shell = sqlite3.connect(data_dir / "dynastore.db", isolation_level=None, timeout=0)
+    try:
+        r = redis.Redis(port=server.redis_port, socket_timeout=3, retry_on_error=[], retry=None)
+        assert r.set("k", "v") is True
+        r.hset("h", "f", "1")
+        shell.execute("BEGIN IMMEDIATE")
+        started = time.monotonic()
+        assert r.get("k") == b"v"
+        assert r.hgetall("h") == {b"f": b"1"}
+        assert r.exists("k", "h", "missing") == 2
+        assert time.monotonic() - started < 1.0  # not the 5 s busy timeout
+        writer = server.client(retry_on_error=[], retry=None)
+        outcome: list[object] = []
+        thread = threading.Thread(target=lambda: outcome.append(writer.set("k", "w")))
+        thread.start()
+        time.sleep(0.3)
+        assert outcome == []  # the write waits for the lock
+        shell.execute("ROLLBACK")
+        thread.join(timeout=10)
+        assert outcome == [True]
+        assert r.get("k") == b"w"
+    finally:
+        shell.close()
+        server.stop()
+    server = start_dynastore("--data-dir", str(data_dir))
+    try:
+        assert server.client().get("k") == b"w"
+    finally:
+        server.stop()

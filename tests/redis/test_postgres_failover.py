@@ -209,10 +209,6 @@ def test_a_stopped_owner_hands_over_and_a_restarted_one_is_standby(
     assert second.client().get("k") == b"2"
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "issue 22, open bug: under load an INCR answered after a dropped PostgreSQL connection was not larger "
-    "than an earlier answer (fresh-clone CI, 2026-12-03); suspected: replies of turns queued behind a failed "
-    "commit are still sent, computed on memory that the reload then undoes. See the issue's note."))
 def test_dropped_postgres_connections_give_errors_never_wrong_answers(
         database_url: str, postgres_server: Any, started: Callable[..., Served]) -> None:
     server = started("--postgres", database_url)
@@ -261,6 +257,81 @@ def test_dropped_postgres_connections_give_errors_never_wrong_answers(
     final = int(server.client().get("c") or 0)
     assert numbers[-1] <= final <= len(numbers) + len(failures)
     assert server.process.poll() is None
+
+
+def test_a_connection_dropped_while_postgres_commits_is_an_error_not_an_acknowledgement(
+        database_url: str, postgres_server: Any, started: Callable[..., Served]) -> None:
+    """The connection is ended while PostgreSQL runs the turn's COMMIT (a
+    deferred trigger holds it there): the transaction rolls back, and libpq
+    hands over the FATAL error where the pipeline's Sync was due. That is a
+    failed commit (-ERR ... could not commit), never an INCR answered whose
+    row is not in the store (it came back after a restart one smaller)."""
+    server = started("--postgres", database_url)
+    database = database_url.rsplit("/", 1)[1]
+    r = server.client(retry_on_error=[], retry=None)
+    assert r.set("c", 10) is True
+    postgres_server.psql(
+        "CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS "
+        "$$ BEGIN PERFORM pg_sleep(5); RETURN NULL; END $$", database)
+    postgres_server.psql(
+        "CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT OR UPDATE ON dynastore_items "
+        "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()", database)
+    outcome: list[object] = []
+
+    def increment() -> None:
+        try:
+            outcome.append(int(r.incr("c")))
+        except redis.RedisError as error:
+            outcome.append(error)
+
+    thread = threading.Thread(target=increment)
+    thread.start()
+    try:
+        wait_until(lambda: postgres_server.psql(
+            "SELECT count(*) FROM pg_stat_activity "
+            f"WHERE datname = '{database}' AND wait_event = 'PgSleep'", database) == "1")
+        postgres_server.psql(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            f"WHERE datname = '{database}' AND pid <> pg_backend_pid()", database)
+    finally:
+        thread.join(timeout=30)
+        postgres_server.psql("DROP TRIGGER slow_commit ON dynastore_items", database)
+    assert len(outcome) == 1
+    assert isinstance(outcome[0], redis.ResponseError), outcome
+    assert str(outcome[0]).startswith("the store could not commit"), outcome
+    wait_until(lambda: answers(server) == "PONG")
+    assert r.get("c") == b"10"  # reloaded from the store: the INCR did not happen
+    assert r.incr("c") == 11
+    server.stop()
+    again = started("--postgres", database_url)
+    assert again.client().get("c") == b"11"
+
+
+def test_a_commit_refused_at_commit_time_is_retried_not_acknowledged(
+        database_url: str, postgres_server: Any, started: Callable[..., Served]) -> None:
+    """The COMMIT itself fails once (a deferred trigger raises a
+    serialization failure, SQLSTATE 40001, at commit time): the write path
+    retries the turn's rows, and the INCR answers only once they are in."""
+    server = started("--postgres", database_url)
+    database = database_url.rsplit("/", 1)[1]
+    r = server.client(retry_on_error=[], retry=None)
+    assert r.set("c", 10) is True
+    postgres_server.psql("CREATE SEQUENCE refusals", database)
+    postgres_server.psql(
+        "CREATE FUNCTION refuse_once() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "IF nextval('refusals') = 1 THEN RAISE EXCEPTION 'refused at commit' USING ERRCODE = '40001'; "
+        "END IF; RETURN NULL; END $$", database)
+    postgres_server.psql(
+        "CREATE CONSTRAINT TRIGGER refuse_once AFTER INSERT OR UPDATE ON dynastore_items "
+        "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_once()", database)
+    try:
+        assert r.incr("c") == 11
+    finally:
+        postgres_server.psql("DROP TRIGGER refuse_once ON dynastore_items", database)
+    server.stop()
+    again = started("--postgres", database_url)
+    assert again.client().get("c") == b"11"  # the answer is in the store
+    assert int(postgres_server.psql("SELECT last_value FROM refusals", database)) >= 2  # refused once, retried
 
 
 def test_an_unreachable_postgres_stops_the_server_before_it_listens() -> None:

@@ -234,6 +234,10 @@ class PipelineConnection:
         """When each segment in flight was sent (monotonic seconds)."""
         self.broken = False
         self.writing = False
+        self.sync_error: StatementError | None = None
+        """An error PostgreSQL sent where the oldest segment's Sync was due (its
+        COMMIT failed): that segment's calls fail once its Sync comes."""
+        self.sync_error_ended = False
         loop.add_reader(self.socket, self._readable)
 
     @property
@@ -359,20 +363,13 @@ class PipelineConnection:
         """Account for one result; False when there was none to take."""
         head = self.expected[0]
         if head is _SYNC:
-            if result is None:  # no Sync yet (a connection on its way out sends none)
-                return False
-            self.expected.popleft()
-            self.sent_at.popleft()
-            self._finish_segment(self.segments.popleft())
-            return True
+            return self._take_sync(result)
         if result is None:
             self.expected.popleft()  # this command's results are complete
             return True
-        if result.status == pq.ExecStatus.FATAL_ERROR:
-            state = (result.error_field(pq.DiagnosticField.SQLSTATE) or b"").decode()
-            if state[:2] in ("08", "57"):  # connection exception, operator intervention
-                self._fail(psycopg.OperationalError(result.get_error_message() or state))
-                return False
+        if result.status == pq.ExecStatus.FATAL_ERROR and _ends_connection(result):
+            self._fail(psycopg.OperationalError(_message(result)))
+            return False
         if isinstance(head, str):  # a prepare
             if result.status not in _OK:  # refused, or skipped after an error: prepare it again
                 self.prepared.pop(head, None)
@@ -388,6 +385,44 @@ class PipelineConnection:
         elif status == pq.ExecStatus.PIPELINE_ABORTED and call.error is None:
             call.error = _Aborted()
         return True
+
+    def _take_sync(self, result: pq.abc.PGresult | None) -> bool:
+        """The result where the oldest segment's Sync is due. Only a
+        PIPELINE_SYNC ends the segment: PostgreSQL answers the Sync once the
+        segment's implicit transaction committed. An error there is the
+        COMMIT's: the backend ended (a FATAL error, say
+        pg_terminate_backend while the COMMIT ran) fails the connection and
+        every call it carried, as the transaction rolled back; any other
+        error (a commit-time serialization failure) fails the segment's calls
+        when its Sync follows. Taking such an error for the Sync answered
+        calls whose rows never committed (issue 22)."""
+        if result is None:
+            if self.sync_error is not None and not self.sync_error_ended:
+                self.sync_error_ended = True  # the error's own end: its Sync follows
+                return True
+            return False  # no Sync yet (a connection on its way out sends none)
+        status = result.status
+        if status == pq.ExecStatus.PIPELINE_SYNC:
+            self.expected.popleft()
+            self.sent_at.popleft()
+            calls = self.segments.popleft()
+            failure, self.sync_error, self.sync_error_ended = self.sync_error, None, False
+            if failure is not None:
+                for call in calls:
+                    if not isinstance(call.error, StatementError):
+                        call.error = failure
+            self._finish_segment(calls)
+            return True
+        if status == pq.ExecStatus.FATAL_ERROR and not _ends_connection(result):
+            if self.sync_error is None:
+                self.sync_error = StatementError.of(result, 0)
+            return True
+        # The backend ended, or a result no Sync can have: nothing it carried
+        # is known to have committed.
+        self._fail(psycopg.OperationalError(
+            _message(result) if status == pq.ExecStatus.FATAL_ERROR
+            else f"a {pq.ExecStatus(status).name} result where a Sync was due"))
+        return False
 
     def _finish_segment(self, calls: list[Call]) -> None:
         """A Sync came back: wake its calls. In a failed segment of several
@@ -447,6 +482,20 @@ class PipelineConnection:
             self.connection.close()
         except psycopg.Error:
             pass
+
+
+def _ends_connection(result: pq.abc.PGresult) -> bool:
+    """An error after which the connection is gone: a FATAL or PANIC one (the
+    backend exits), a connection exception or operator intervention
+    (SQLSTATE classes 08, 57), or one libpq made itself (no SQLSTATE: the
+    server closed the connection)."""
+    state = (result.error_field(pq.DiagnosticField.SQLSTATE) or b"").decode()
+    severity = result.error_field(pq.DiagnosticField.SEVERITY_NONLOCALIZED) or b""
+    return not state or state[:2] in ("08", "57") or severity in (b"FATAL", b"PANIC")
+
+
+def _message(result: pq.abc.PGresult) -> str:
+    return result.get_error_message() or "connection lost"
 
 
 class _Aborted(Exception):
