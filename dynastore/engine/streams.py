@@ -270,6 +270,39 @@ class Shard:
         return shard
 
 
+def retention_cutoff(now: float) -> float:
+    """Records created before this moment are past the 24-hour retention."""
+    return now - STREAM_RETENTION_SECONDS
+
+
+def record_expired(record: bytes, now: float) -> bool:
+    """Whether a stored GetRecords ``Record`` is past retention: gone for
+    readers, whether or not the trimmer has removed it yet (the trimmer's own
+    rule, store.StreamStore.trim)."""
+    created = orjson.loads(record)["dynamodb"]["ApproximateCreationDateTime"]
+    return bool(created < retention_cutoff(now))
+
+
+def may_hold_expired(shard: Shard, now: float) -> bool:
+    """Whether any record of the shard can be past retention (none can be
+    older than the shard itself): readers decode records only then."""
+    return shard.created < retention_cutoff(now)
+
+
+def shard_expired(shard: Shard, now: float) -> bool:
+    """A closed shard whose every record is past retention: it is gone from
+    the stream (DescribeStream no longer lists it) even before the trimmer
+    removes it."""
+    return shard.closed and shard.closed_at is not None and shard.closed_at < retention_cutoff(now)
+
+
+def stream_expired(status: str, disabled_at: float | None, now: float) -> bool:
+    """A stream disabled more than 24 hours ago: every shard and record of it
+    is past retention, so it is gone (ListStreams and DescribeStream no longer
+    know it)."""
+    return status != "ENABLED" and disabled_at is not None and disabled_at < retention_cutoff(now)
+
+
 @dataclass(frozen=True)
 class IteratorPosition:
     """What a shard iterator encodes: read records with sequence > ``after``."""

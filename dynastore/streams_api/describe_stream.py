@@ -1,6 +1,8 @@
 """DescribeStream: a stream's status, view type, key schema and shards (with
 their sequence-number ranges and parents), a page of shards at a time;
-``ShardFilter`` ``CHILD_SHARDS`` lists only the children of one shard."""
+``ShardFilter`` ``CHILD_SHARDS`` lists only the children of one shard.
+A closed shard whose records are all past the 24-hour retention is no
+longer listed, nor is a stream disabled more than 24 hours ago known."""
 
 from __future__ import annotations
 
@@ -24,10 +26,10 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
         raise invalid_stream_arn()
     shard_filter = request.get("ShardFilter")
     parent = None if shard_filter is None else child_shards_of(shard_filter)
-    log = database.streams.by_arn.get(arn)
+    log = database.streams.live(arn, database.now())
     if log is None:
         raise stream_not_found(arn)
-    shards = database.streams.shards(log)
+    shards = database.streams.retained_shards(log, database.now())
     if parent is not None:
         shards = [shard for shard in shards if shard.parent == parent]
     start = request.get("ExclusiveStartShardId")

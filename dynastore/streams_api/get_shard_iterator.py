@@ -3,7 +3,8 @@ AT_SEQUENCE_NUMBER, AFTER_SEQUENCE_NUMBER), valid for 15 minutes.
 
 Checks, in order: SequenceNumber given exactly when the type needs one,
 the ARN's form, the stream, the shard, then the sequence number (exactly
-as DynamoDB issued it, within the shard's range, not yet trimmed)."""
+as DynamoDB issued it, within the shard's range, not yet trimmed). A
+shard (or stream) wholly past the 24-hour retention is not found."""
 
 from __future__ import annotations
 
@@ -39,21 +40,24 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     if not streams.is_stream_arn(arn):
         raise invalid_stream_arn()
     store = database.streams
-    log = store.by_arn.get(arn)
+    now = database.now()
+    log = store.live(arn, now)
     if log is None:
         raise stream_not_found(arn)
-    shard = store.shard(log, request["ShardId"])
+    shard = store.retained_shard(log, request["ShardId"], now)
     if shard is None:
         raise shard_not_found()
-    after = position(store, log, shard, kind, sequence_text)
-    iterator = streams.IteratorPosition(arn, shard.shard_id, after, database.now())
+    after = position(store, log, shard, kind, sequence_text, now)
+    iterator = streams.IteratorPosition(arn, shard.shard_id, after, now)
     return {"ShardIterator": streams.encode_iterator(iterator)}
 
 
-def position(store: StreamStore, log: StreamLog, shard: Shard, kind: str, sequence_text: Any) -> int:
-    """The iterator's position: records with a greater sequence number follow it."""
+def position(store: StreamStore, log: StreamLog, shard: Shard, kind: str, sequence_text: Any, now: float) -> int:
+    """The iterator's position: records with a greater sequence number follow
+    it. Records past the 24-hour retention count as trimmed, whether or not
+    the trimmer has removed them yet."""
     if kind == "TRIM_HORIZON":
-        return max(shard.start - 1, shard.trimmed)
+        return store.horizon(log, shard, now)
     if kind == "LATEST":
         if shard.closed:
             return shard.end if shard.end is not None else shard.start - 1
@@ -62,7 +66,7 @@ def position(store: StreamStore, log: StreamLog, shard: Shard, kind: str, sequen
     if number is None or not in_range(shard, number):
         raise invalid_sequence_number()
     after = number - 1 if kind == "AT_SEQUENCE_NUMBER" else number
-    if after < shard.trimmed:
+    if store.trimmed_after(log, shard, after, now):
         raise data_trimmed()
     return after
 

@@ -19,7 +19,7 @@ def handle(database: Database, request: dict[str, Any]) -> dict[str, Any]:
     table_name = request.get("TableName")
     if table_name is not None and table_name not in database.tables:
         raise table_not_found(table_name)
-    logs = database.streams.streams_of_table(table_name)
+    logs = database.streams.streams_of_table(table_name, database.now())
     if start is not None:
         arns = [log.arn for log in logs]
         logs = logs[arns.index(start) + 1:] if start in arns else [

@@ -390,6 +390,52 @@ class StreamStore:
                 break
         return rows
 
+    # --- retention, as readers see it -------------------------------------------------
+    # Records past the 24-hour retention are gone for every reader at once,
+    # whether or not the trimmer (``trim``, run by the background sweeper) has
+    # removed them yet: a read never depends on when it last ran.
+    def live(self, arn: str, now: float) -> StreamLog | None:
+        """The stream of ``arn``, unless there is none or it is past retention."""
+        log = self.by_arn.get(arn)
+        if log is None or streams.stream_expired(log.status, log.disabled_at, now):
+            return None
+        return log
+
+    def retained_shards(self, log: StreamLog, now: float) -> list[Shard]:
+        """The stream's shards without those wholly past retention, oldest first."""
+        return [shard for shard in self.shards(log) if not streams.shard_expired(shard, now)]
+
+    def retained_shard(self, log: StreamLog, shard_id: str, now: float) -> Shard | None:
+        for shard in self.retained_shards(log, now):
+            if shard.shard_id == shard_id:
+                return shard
+        return None
+
+    def horizon(self, log: StreamLog, shard: Shard, now: float) -> int:
+        """TRIM_HORIZON: the position just before the shard's oldest record
+        still retained (reads the records past retention the trimmer has not
+        removed yet: at most a shard's worth)."""
+        after = max(shard.start - 1, shard.trimmed)
+        if not streams.may_hold_expired(shard, now):
+            return after
+        low = streams.format_sequence(after).encode()
+        for row in self.storage.query(log.storage_id, shard.shard_id.encode(),
+                                      SortKeyRange(low=low, low_inclusive=False)):
+            if not streams.record_expired(row.item, now):
+                break
+            after = int(row.sk)
+        return after
+
+    def trimmed_after(self, log: StreamLog, shard: Shard, after: int, now: float) -> bool:
+        """Whether the record following position ``after`` is gone: removed by
+        the trimmer, or stored but past retention."""
+        if after < shard.trimmed:
+            return True
+        if not streams.may_hold_expired(shard, now):
+            return False
+        row = self.storage.get(log.storage_id, shard.shard_id.encode(), streams.format_sequence(after + 1).encode())
+        return row is not None and streams.record_expired(row.item, now)
+
     # --- retention --------------------------------------------------------------
     def trim(self, now: float, max_rows: int) -> int:
         """Remove records older than 24 hours (at most ``max_rows`` per call),
@@ -462,6 +508,8 @@ class StreamStore:
                 for shard in doomed
             ]))
 
-    def streams_of_table(self, table_name: str | None) -> list[StreamLog]:
-        logs = [log for log in self.by_arn.values() if table_name is None or log.table_name == table_name]
+    def streams_of_table(self, table_name: str | None, now: float) -> list[StreamLog]:
+        """The streams of one table (or of all), without those past retention."""
+        logs = [log for log in self.by_arn.values() if (table_name is None or log.table_name == table_name)
+                and not streams.stream_expired(log.status, log.disabled_at, now)]
         return sorted(logs, key=lambda log: (log.table_name, log.created))

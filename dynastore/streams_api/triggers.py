@@ -173,14 +173,15 @@ class TriggerBook:
         """The records after the checkpoint, following the shard lineage (moving
         the checkpoint to a child shard once its parent is read to the end)."""
         store = self.database.streams
+        now = self.database.now()
         log = store.by_arn.get(trigger.stream)
-        while log is not None and (shards := store.shards(log)):
+        while log is not None and (shards := store.retained_shards(log, now)):
             shard = next((shard for shard in shards if shard.shard_id == trigger.shard_id), None)
-            if shard is None:  # the checkpoint's shard was trimmed away: resume at the oldest
+            if shard is None:  # the checkpoint's shard is past retention: resume at the oldest
                 shard = shards[0]
                 trigger.shard_id = shard.shard_id
-                trigger.after = streams.format_sequence(max(shard.start - 1, shard.trimmed))
-            after = max(int(trigger.after), shard.trimmed)
+                trigger.after = streams.format_sequence(store.horizon(log, shard, now))
+            after = max(int(trigger.after), store.horizon(log, shard, now))  # records past retention are skipped
             rows = store.records_after(log, shard, after, trigger.batch_size)
             if rows or not shard.closed:
                 return rows

@@ -19,55 +19,32 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
-import boto3
 import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from tests.api.conftest import TEST_CLIENT_CONFIG, server_log, start_server, stop_server
+from tests.api.conftest import TEST_CLIENT_CONFIG
+from tests.api.server_pair import ServerPair, make_client, started_pair
 
 THREADS_PER_SERVER = 4
 CLIENT_CONFIG = TEST_CLIENT_CONFIG.merge(Config(connect_timeout=5, read_timeout=30))
 
 
-def make_client(url: str) -> Any:
-    return boto3.client("dynamodb", endpoint_url=url, region_name="us-east-1",
-                        aws_access_key_id="AKIDTEST", aws_secret_access_key="secret", config=CLIENT_CONFIG)
-
-
-@dataclass
-class Pair:
-    processes: list[Any]
-    urls: list[str]
-
+class Pair(ServerPair):
     def client(self, server: int) -> Any:
         """A new client of server ``server`` (0: A, 1: B); one per thread."""
-        return make_client(self.urls[server])
+        return make_client(self.urls[server], CLIENT_CONFIG)
 
     def logs(self, characters: int = 6000) -> str:
-        return "\n".join(
-            f"--- server {'AB'[i]} log (last {characters} characters) ---\n{server_log(p)[-characters:]}"
-            for i, p in enumerate(self.processes)
-        )
+        return super().logs(characters)
 
 
 @pytest.fixture(scope="module")
 def pair(postgres_server: Any) -> Iterator[Pair]:
-    database_url = postgres_server.new_database()
-    processes: list[Any] = []
-    urls: list[str] = []
-    try:
-        for _ in range(2):  # the first creates the schema, the second finds it
-            process, url = start_server("--postgres", database_url)
-            processes.append(process)
-            urls.append(url)
-        yield Pair(processes, urls)
-    finally:
-        for process in processes:
-            stop_server(process)
+    with started_pair(postgres_server.new_database(), Pair) as started:
+        yield started
 
 
 class Calls:
@@ -314,7 +291,6 @@ def test_streams_switched_on_one_server_while_the_other_tags_leave_no_stray_stre
         table = client.describe_table(TableName=name)["Table"]
         assert table["StreamSpecification"]["StreamEnabled"] is True
         assert table["LatestStreamArn"] == enabled[-1]
-        streams = boto3.client("dynamodbstreams", endpoint_url=pair.urls[server], region_name="us-east-1",
-                               aws_access_key_id="AKIDTEST", aws_secret_access_key="secret",
-                               config=CLIENT_CONFIG).list_streams(TableName=name)["Streams"]
+        streams = make_client(pair.urls[server], CLIENT_CONFIG, "dynamodbstreams").list_streams(
+            TableName=name)["Streams"]
         assert sorted(stream["StreamArn"] for stream in streams) == sorted(enabled), pair.logs()

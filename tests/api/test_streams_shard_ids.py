@@ -11,10 +11,13 @@ from __future__ import annotations
 import datetime
 import re
 import shutil
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
 import boto3
+import orjson
 import pytest
 from botocore.config import Config
 
@@ -25,6 +28,40 @@ SHARD_ID = re.compile(r"shardId-([0-9]{20})-[0-9a-f]{8}")
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 LEGACY_SHARD = "shardId-100000000000000000000-b0a9fd02"
 """The one shard of the Legacy table's stream in tests/fixtures/data-dir-0.1.0."""
+FIXTURE_WRITTEN = 1796228539.595276
+"""When the fixture's table, stream and records were written (2026-12-02T16:22:19.595Z)."""
+TIME_FIELDS = ("created", "creation_time", "billing_mode_last_update_time", "ApproximateCreationDateTime")
+"""The fixture's stored times: table and stream creation, shard creation, record times."""
+
+
+def shifted(value: Any, seconds: float) -> Any:
+    """``value`` (decoded JSON) with every stored time ``seconds`` later."""
+    if isinstance(value, list):
+        return [shifted(element, seconds) for element in value]
+    if not isinstance(value, dict):
+        return value
+    moved = {key: shifted(inner, seconds) for key, inner in value.items()}
+    for key in TIME_FIELDS:
+        if isinstance(moved.get(key), int | float) and not isinstance(moved[key], bool):
+            moved[key] = type(moved[key])(moved[key] + seconds)
+    return moved
+
+
+def move_fixture_clock(database: Path, written: float) -> None:
+    """Rewrite a copy of the fixture as if it had been written at ``written``
+    instead of 2026-12-02: its records stay within the stream's 24-hour
+    retention whenever the test runs. Names (the stream's label and ARN, the
+    0.1.0 shard id) are left as they were written."""
+    seconds = round(written - FIXTURE_WRITTEN)
+    with sqlite3.connect(database) as connection:
+        for table_id, metadata in connection.execute("SELECT table_id, metadata FROM tables").fetchall():
+            connection.execute("UPDATE tables SET metadata = ? WHERE table_id = ?",
+                               (orjson.dumps(shifted(orjson.loads(metadata), seconds)), table_id))
+        for rowid, item in connection.execute("SELECT rowid, item FROM items").fetchall():
+            moved = orjson.dumps(shifted(orjson.loads(item), seconds))
+            if moved != orjson.dumps(orjson.loads(item)):  # a stream row: its size is its length
+                connection.execute("UPDATE items SET item = ?, size = ? WHERE rowid = ?", (moved, len(moved), rowid))
+    connection.close()
 
 
 @pytest.fixture
@@ -81,6 +118,8 @@ def test_rolled_over_shards_have_distinct_ids_in_dynamodbs_form() -> None:
 def test_a_shard_stored_by_0_1_0_keeps_its_id_and_its_records(tmp_path: Path) -> None:
     data = tmp_path / "data"
     shutil.copytree(FIXTURES / "data-dir-0.1.0", data)
+    # Written five hours ago: older than a shard lives, well within the stream's retention.
+    move_fixture_clock(data / "dynastore.db", time.time() - 5 * 3600)
     process, url = start_server("--data-dir", str(data))
     try:
         settings = {"endpoint_url": url, "region_name": "us-east-1", "aws_access_key_id": "k",
@@ -101,11 +140,7 @@ def test_a_shard_stored_by_0_1_0_keeps_its_id_and_its_records(tmp_path: Path) ->
                                                   ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
             return [record["dynamodb"]["Keys"]["pk"]["S"] for record in streams.get_records(ShardIterator=iterator)["Records"]]
 
-        # The fixture's two records were written on 2026-12-02: past the
-        # stream's 24-hour retention since the next day, so the trimmer may
-        # have dropped them by now (it did under load). The shard's id and
-        # the new child's records are what this test holds to.
-        assert keys_in(LEGACY_SHARD) in (["a", "b"], [])
+        assert keys_in(LEGACY_SHARD) == ["a", "b"]
         assert keys_in(child["ShardId"]) == ["c"]
         # A stream enabled now, on the same server, gets an id in DynamoDB's form.
         client.update_table(TableName="Legacy", StreamSpecification={"StreamEnabled": False})

@@ -336,28 +336,34 @@ def test_trimmed_positions_and_shards(private: Any) -> None:
     client.put_item(TableName="retained", Item={"pk": {"S": "older-shard-closed"}})
     closed, open_shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
     old_number = all_records(streams, arn)[-1]["dynamodb"]["SequenceNumber"]
-    advance_clock(private.database, 25 * 3600)
+    advance_clock(private.database, 24 * 3600 - 60)
 
     def horizon(shard: dict[str, Any]) -> str:
         return str(streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"],
                                               ShardIteratorType="TRIM_HORIZON")["ShardIterator"])
 
-    before_trim = {"closed": horizon(closed), "open": horizon(open_shard)}
+    early = {"closed": horizon(closed), "open": horizon(open_shard)}  # a minute before the records expire
+    advance_clock(private.database, 120)
+
+    def check() -> None:
+        assert refused(streams.get_records, ShardIterator=early["open"]) == (
+            "TrimmedDataAccessException", "The data you are trying to access has been trimmed")
+        assert refused(streams.get_shard_iterator, StreamArn=arn, ShardId=open_shard["ShardId"],
+                       ShardIteratorType="AT_SEQUENCE_NUMBER", SequenceNumber=old_number) == (
+            "TrimmedDataAccessException", "The data you are trying to access has been trimmed")
+        assert streams.get_records(ShardIterator=horizon(open_shard))["Records"] == []  # the horizon moved on
+        # The closed shard, past retention, is gone from the stream.
+        assert [shard["ShardId"] for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]] == [
+            open_shard["ShardId"]]
+        assert refused(streams.get_records, ShardIterator=early["closed"]) == (
+            "ResourceNotFoundException", "Invalid ShardId in ShardIterator")
+        assert refused(streams.get_shard_iterator, StreamArn=arn, ShardId=closed["ShardId"],
+                       ShardIteratorType="TRIM_HORIZON") == (
+            "ResourceNotFoundException", "Requested resource not found: Shard does not exist")
+
+    check()  # past retention is trimmed at once, before the trimmer ran...
     sweep_all(private.database)
-    assert refused(streams.get_records, ShardIterator=before_trim["open"]) == (
-        "TrimmedDataAccessException", "The data you are trying to access has been trimmed")
-    assert refused(streams.get_shard_iterator, StreamArn=arn, ShardId=open_shard["ShardId"],
-                   ShardIteratorType="AT_SEQUENCE_NUMBER", SequenceNumber=old_number) == (
-        "TrimmedDataAccessException", "The data you are trying to access has been trimmed")
-    assert streams.get_records(ShardIterator=horizon(open_shard))["Records"] == []  # the horizon moved on
-    # The closed shard, emptied and past retention, is gone from the stream.
-    assert [shard["ShardId"] for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]] == [
-        open_shard["ShardId"]]
-    assert refused(streams.get_records, ShardIterator=before_trim["closed"]) == (
-        "ResourceNotFoundException", "Invalid ShardId in ShardIterator")
-    assert refused(streams.get_shard_iterator, StreamArn=arn, ShardId=closed["ShardId"],
-                   ShardIteratorType="TRIM_HORIZON") == (
-        "ResourceNotFoundException", "Requested resource not found: Shard does not exist")
+    check()  # ...and the same once it has
 
 
 # --- writes that change nothing ------------------------------------------------------------

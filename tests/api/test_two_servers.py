@@ -57,28 +57,18 @@ from dynastore.streams_api.triggers import TRIGGERS_LOCK
 from dynastore.workers.ttl_sweeper import SWEEPER_LOCK
 from tests.api.conftest import TEST_CLIENT_CONFIG, server_log, start_server, stop_server
 from tests.api.helpers import SIGV4, children_of
+from tests.api.server_pair import CLIENT_CONFIG, ServerPair, make_client, started_pair
 
 THREADS = 8
 """Client threads in the heavy tests: half on each server."""
 
-CLIENT_CONFIG = TEST_CLIENT_CONFIG.merge(Config(connect_timeout=5, read_timeout=20))
-"""The suite's client settings (no validation, no retries), with timeouts
-short enough that a server that stops answering fails the test in seconds."""
 PROBE_CONFIG = TEST_CLIENT_CONFIG.merge(Config(connect_timeout=5, read_timeout=5))
 
 
-def make_client(url: str, config: Config = CLIENT_CONFIG) -> Any:
-    return boto3.client("dynamodb", endpoint_url=url, region_name="us-east-1",
-                        aws_access_key_id="AKIDTEST", aws_secret_access_key="secret", config=config)
-
-
 @dataclass
-class Pair:
+class Pair(ServerPair):
     """Two servers over one database, and clients of each (one per thread)."""
 
-    database_url: str
-    processes: list[Any]
-    urls: list[str]
     clients: list[list[Any]] = field(default_factory=list)
     broken: str = ""
     """Why the servers cannot be tested any more (one died or stopped answering)."""
@@ -90,30 +80,12 @@ class Pair:
         """Thread ``thread``'s client: even threads on server A, odd ones on B."""
         return self.clients[thread % 2][thread // 2]
 
-    def logs(self, characters: int = 4000) -> str:
-        return "\n".join(
-            f"--- server {'AB'[i]} log (last {characters} characters) ---\n{server_log(p)[-characters:]}"
-            for i, p in enumerate(self.processes)
-        )
-
 
 @pytest.fixture(scope="module")
 def pair(postgres_server: Any) -> Iterator[Pair]:
-    database_url = postgres_server.new_database()
-    processes: list[Any] = []
-    urls: list[str] = []
-    try:
-        # The first server creates the schema; the second then finds it.
-        for _ in range(2):
-            process, url = start_server("--postgres", database_url)
-            processes.append(process)
-            urls.append(url)
-        found = Pair(database_url, processes, urls)
-        found.clients = [[make_client(url) for _ in range(THREADS // 2)] for url in urls]
+    with started_pair(postgres_server.new_database(), Pair) as found:
+        found.clients = [[make_client(url) for _ in range(THREADS // 2)] for url in found.urls]
         yield found
-    finally:
-        for process in processes:
-            stop_server(process)
 
 
 @pytest.fixture(autouse=True)
@@ -316,8 +288,7 @@ STREAM_KEYS = ["s-hot", "s-hot", "s-hot", "s-warm-1", "s-warm-2"]
 def read_stream(url: str, table: str) -> list[dict[str, Any]]:
     """Every record of the table's stream, shard by shard (parents first), in
     each shard's order, through the server at ``url``."""
-    streams = boto3.client("dynamodbstreams", endpoint_url=url, region_name="us-east-1",
-                           aws_access_key_id="AKIDTEST", aws_secret_access_key="secret", config=CLIENT_CONFIG)
+    streams = make_client(url, service="dynamodbstreams")
     arn = make_client(url).describe_table(TableName=table)["Table"]["LatestStreamArn"]
     shards = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
     records: list[dict[str, Any]] = []
