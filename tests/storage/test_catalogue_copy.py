@@ -27,14 +27,18 @@ class Boom(Exception):
     pass
 
 
-@pytest.fixture(params=BACKENDS)
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    database = Database(open_backend(request.param, tmp_path, request))
+def create_table(database: Database, name: str = "tbl") -> None:
     dispatch(database, "CreateTable", {
-        "TableName": "tbl", "BillingMode": "PAY_PER_REQUEST",
+        "TableName": name, "BillingMode": "PAY_PER_REQUEST",
         "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
         "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
     })
+
+
+@pytest.fixture(params=BACKENDS)
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    database = Database(open_backend(request.param, tmp_path, request))
+    create_table(database)
     yield database
     database.storage.close()
 
@@ -75,11 +79,7 @@ def test_a_rolled_back_drop_leaves_the_table_in_the_copy(database: Database) -> 
 def shared(request: pytest.FixtureRequest) -> Iterator[Database]:
     url = request.getfixturevalue("postgres_server").new_schema()
     database = Database.open(url)
-    dispatch(database, "CreateTable", {
-        "TableName": "tbl", "BillingMode": "PAY_PER_REQUEST",
-        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
-        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
-    })
+    create_table(database)
     yield database
     database.storage.close()
 
@@ -159,11 +159,7 @@ def test_a_refresh_that_waited_for_another_load_still_sees_a_change_made_before_
         thread = threading.Thread(target=stale_load)
         thread.start()
         assert held.wait(30)
-        dispatch(b, "CreateTable", {
-            "TableName": "made-on-b", "BillingMode": "PAY_PER_REQUEST",
-            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
-            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
-        })
+        create_table(b, "made-on-b")
         threading.Timer(0.2, release.set).start()
         assert a.refresh_catalogue(check=True) is True
         thread.join(30)
