@@ -13,6 +13,7 @@ Each test runs on a cluster of this module's own.
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -145,3 +146,101 @@ def test_an_update_add_whose_commit_is_interrupted_gets_a_500_and_adds_nothing(s
         TableName=served.table, Key=key, UpdateExpression="ADD n :one",
         ExpressionAttributeValues={":one": {"N": "1"}}, ReturnValues="UPDATED_NEW",
     )["Attributes"]["n"] == {"N": "11"}
+
+
+CONCURRENT_WRITES = 24
+"""More than limits.POSTGRES_MIN_EXTRA_BATCH_CALLS: a request greenlet then
+sends the batch itself (Hub.execute -> Hub._flush), not the loop."""
+
+
+PAD = "x" * 4000
+"""A batch of a few such items is larger than libpq's 8 KB output buffer:
+libpq flushes while the batch is still being queued."""
+
+
+def put_item(client: Any, table: str, key: str) -> Callable[[], Any]:
+    return lambda: client.put_item(TableName=table, Item={"pk": {"S": key}, "pad": {"S": PAD}})
+
+
+def writes_while_stopped(served: Served, clients: list[Any], round_: int,
+                         meanwhile: Callable[[], Any] = lambda: None) -> list[tuple[str, str]]:
+    """Stop the server (SIGSTOP), let every client send a PutItem, run
+    ``meanwhile``, let the server run again (it then reads every write in
+    one turn of its loop); (key, result) of each write."""
+    results: list[tuple[str, str]] = []
+
+    def put(client: Any, key: str) -> None:
+        results.append((key, result_of(put_item(client, served.table, key))))
+
+    threads = [threading.Thread(target=put, args=(client, f"r{round_}-{index}"), daemon=True)
+               for index, client in enumerate(clients)]
+    served.process.send_signal(signal.SIGSTOP)
+    try:
+        for thread in threads:
+            thread.start()
+        time.sleep(0.5)  # the requests wait in the server's sockets
+        meanwhile()
+    finally:
+        served.process.send_signal(signal.SIGCONT)
+    for thread in threads:
+        thread.join(timeout=REQUEST_MAX_SECONDS + 10)
+    assert not any(thread.is_alive() for thread in threads), "a request hung"
+    return results
+
+
+def terminate_backends(served: Served) -> None:
+    """End the server's (idle) backends; their goodbyes reach the server's
+    sockets after the writes the clients sent."""
+    served.postgres.psql(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+        f"WHERE datname = '{served.database}' AND pid <> pg_backend_pid()")
+    time.sleep(0.3)
+
+
+def test_writes_batched_on_connections_postgres_closed_unseen_get_500s_none_hang(served: Served) -> None:
+    """When the server runs again it reads the writes before it notices
+    that its connections are gone, so a request greenlet sends a batch of
+    them on a closed connection: libpq's send (or flush) fails inside the
+    request greenlet. Every write gets a 200 or a 500 in bounded time (they
+    hung: the failed calls were resumed from that greenlet, which was never
+    switched back to), and every 200 is in the store."""
+    clients = [boto3_client(served.endpoint) for _ in range(CONCURRENT_WRITES)]
+    for round_ in range(3):
+        warm = [result_of(put_item(client, served.table, f"warm-{round_}-{index}"))
+                for index, client in enumerate(clients)]
+        assert set(warm) == {"ok"}, warm  # every client has its HTTP connection open
+        results = writes_while_stopped(served, clients, round_, lambda: terminate_backends(served))
+        others = [result for _, result in results if result not in ("ok", "500")]
+        assert not others, (f"round {round_}: {len(others)} of {len(results)}: {others[:3]}\n"
+                            f"{served.log()[-3000:]}")
+        for key, result in results:
+            if result == "ok":
+                assert stored(served, key) is not None, f"{key} was acknowledged and is not stored"
+    assert served.process.poll() is None
+    assert "Traceback" not in served.log(), served.log()[-5000:]
+
+
+def test_writes_read_in_one_turn_while_postgres_is_down_get_500s_none_hangs(served: Served) -> None:
+    """PostgreSQL is stopped and the server knows its connections are gone;
+    it reads many writes in one turn, so a request greenlet opens the new
+    connection, which is refused: the calls waiting for one fail (they hung:
+    they were resumed from that greenlet). Once PostgreSQL is back, writes
+    succeed again."""
+    clients = [boto3_client(served.endpoint) for _ in range(CONCURRENT_WRITES)]
+    warm = [result_of(put_item(client, served.table, f"warm-{index}")) for index, client in enumerate(clients)]
+    assert set(warm) == {"ok"}, warm
+    served.postgres.stop()
+    try:
+        assert result_of(put_item(clients[0], served.table, "alone")) == "500"
+        for round_ in range(3):
+            results = writes_while_stopped(served, clients, round_)
+            others = [result for _, result in results if result != "500"]
+            assert not others, (f"round {round_}: {len(others)} of {len(results)}: {others[:3]}\n"
+                                f"{served.log()[-3000:]}")
+    finally:
+        served.postgres.start()
+    wait_until(lambda: result_of(put_item(clients[0], served.table, "after")) == "ok", timeout_s=10)
+    results = writes_while_stopped(served, clients, 9)
+    assert {result for _, result in results} == {"ok"}, results
+    assert served.process.poll() is None
+    assert "Traceback" not in served.log(), served.log()[-5000:]

@@ -209,14 +209,17 @@ class PipelineConnection:
         configure: Callable[[psycopg.Connection[Any]], None],
         on_idle: Callable[[PipelineConnection], None],
         requeue: Callable[[list[Call]], None],
+        main: greenlet | None = None,
     ) -> None:
         """``on_idle``: nothing is in flight any more; ``requeue``: calls of a
-        failed group that must go out again."""
+        failed group that must go out again; ``main``: the greenlet the loop
+        runs in (failed calls are resumed from it, see ``_fail``)."""
         self.connection = psycopg.connect(url, autocommit=True, connect_timeout=10)
         configure(self.connection)
         self.pgconn = self.connection.pgconn
         self.pgconn.enter_pipeline_mode()
         self.loop = loop
+        self.main = main
         self.on_idle = on_idle
         self.requeue = requeue
         # The loop watches a duplicate of libpq's descriptor, ours to close:
@@ -287,7 +290,22 @@ class PipelineConnection:
         each sees every commit before it, none of the batch's own), each
         reserved call a segment of its own, the grouped calls one segment
         together (one implicit transaction). A Sync costs a write to the
-        socket: a batch has at most three."""
+        socket: a batch has at most three.
+
+        A connection that fails while the batch is written (libpq flushes
+        as its buffer fills: a connection PostgreSQL closed fails there, or
+        in the flush at the end) fails every call it carried and every call
+        of the batch, sent or not."""
+        try:
+            self._send(calls)
+        except Exception as error:  # noqa: BLE001 - a half-written pipeline: the connection is done
+            if not isinstance(error, psycopg.Error):
+                logger.exception("sending a batch to PostgreSQL failed")
+            self._fail(error, calls)
+            return
+        self._flush()
+
+    def _send(self, calls: list[Call]) -> None:
         grouped: list[tuple[Any, int, Call, int]] = []
         unordered: list[tuple[Call, int]] = []
         reads = [call for call in calls if call.kind == READ]
@@ -328,7 +346,6 @@ class PipelineConnection:
             for call, index in unordered:
                 self._send_statement(call, index)
             self._sync([call for call in calls if call.kind == GROUPED])
-        self._flush()
 
     def _flush(self) -> None:
         try:
@@ -447,8 +464,14 @@ class PipelineConnection:
         if not self.segments:
             self.on_idle(self)
 
-    def _fail(self, error: BaseException) -> None:
-        """The connection broke: every call it carried fails, and it leaves the rotation."""
+    def _fail(self, error: BaseException, unsent: Sequence[Call] = ()) -> None:
+        """The connection broke: every call it carried (and ``unsent``, the
+        calls of a batch it failed to send) fails, and it leaves the rotation.
+
+        The calls are resumed by the loop's greenlet: this may run in a
+        request greenlet (a flush or a send that failed in ``Hub.execute``),
+        and a request greenlet that switched to another parked one would
+        never be switched back to: it and the calls after it would hang."""
         if self.broken:
             return
         self.broken = True
@@ -458,10 +481,18 @@ class PipelineConnection:
         segments, self.segments = self.segments, deque()
         self.expected.clear()
         self.sent_at.clear()
-        for calls in segments:
+        failed: list[Call] = []
+        seen: set[int] = set()
+        for calls in [*segments, unsent]:
             for call in calls:
-                call.error = unavailable
-                _resume(call)
+                if id(call) not in seen:
+                    seen.add(id(call))
+                    call.error = unavailable
+                    failed.append(call)
+        if getcurrent() is self.main:
+            _resume_all(failed)
+        else:
+            self.loop.call_soon(_resume_all, failed)
         self.on_idle(self)
 
     def fail_overdue(self) -> None:
@@ -606,7 +637,8 @@ class Hub:
             if connection.broken:
                 raise StorageUnavailable("PostgreSQL connection lost")
             connection.send([call])
-            self.busy.add(connection)
+            if not connection.broken:
+                self.busy.add(connection)
         else:
             self.pending.append(call)
             if call.kind == GROUPED and len(self.pending) >= MIN_EXTRA_BATCH_CALLS:
@@ -642,8 +674,9 @@ class Hub:
             batch = self._batch()
             if batch:
                 connection.send(batch)
-                self.busy.add(connection)
-                self.batching.add(connection)
+                if not connection.broken:  # else its calls failed, and it was returned
+                    self.busy.add(connection)
+                    self.batching.add(connection)
             else:
                 self._returned(connection)
 
@@ -677,7 +710,7 @@ class Hub:
             connection = self.idle.pop()
             if not connection.broken:
                 return connection
-            self.opened -= 1
+            # (counted out already: a connection that breaks is returned)
         if self.opened >= self.connections_max:
             return None
         try:
@@ -689,7 +722,7 @@ class Hub:
         return connection
 
     def _open(self, on_idle: Callable[[PipelineConnection], None]) -> PipelineConnection:
-        return PipelineConnection(self.url, self.loop, self.configure, on_idle, self._requeue)
+        return PipelineConnection(self.url, self.loop, self.configure, on_idle, self._requeue, self.main)
 
     def _requeue(self, calls: list[Call]) -> None:
         """Calls of a group that failed for another call: first in line again."""
@@ -701,16 +734,23 @@ class Hub:
         self.batching.discard(connection)
         if connection.broken:
             self.opened -= 1
+            if connection in self.idle:
+                self.idle.remove(connection)
         elif connection not in self.idle:
             self.idle.append(connection)
         if self.pending:
             self._schedule_flush()
 
     def _fail_pending(self, error: BaseException) -> None:
-        pending, self.pending = self.pending, deque()
+        """Fail the calls waiting for a connection (resumed by the loop's
+        greenlet: see PipelineConnection._fail)."""
+        pending, self.pending = list(self.pending), deque()
         for call in pending:
             call.error = error
-            _resume(call)
+        if getcurrent() is self.main:
+            _resume_all(pending)
+        else:
+            self.loop.call_soon(_resume_all, pending)
 
     # --- reserved connections (transactions over several calls) ----------------------
     def reserve(self) -> PipelineConnection:
