@@ -4,26 +4,36 @@
   COMMIT while the test ends the backend with pg_terminate_backend): the
   write gets InternalServerError (HTTP 500), never a 200 for an item that is
   not in the store (issue 22, fixed in the pipeline's Sync handling);
-- while many writes are in flight and PostgreSQL is down: every one of them
-  gets a 500 in bounded time, none hangs (a connection that failed inside a
-  request greenlet switched to the other requests and was never resumed).
+- while many writes are read in one turn of the server's loop and their
+  connection is closed, or PostgreSQL is down: every one of them gets a 500
+  in bounded time, none hangs (a connection that failed inside a request
+  greenlet switched to the other requests and was never resumed);
+- while PostgreSQL hangs (SIGSTOP): the health check answers at once (new
+  connections are opened off the loop) and writes get a 500 in bounded time.
 
 Each test runs on a cluster of this module's own.
 """
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import boto3
 import pytest
+from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from dynastore import limits
+from dynastore.storage.postgres.storage import CONNECT_TIMEOUT_SECONDS
 from tests import postgres_server as throwaway
-from tests.api.conftest import start_server, stop_server
+from tests.api.conftest import TEST_CLIENT_CONFIG, start_server, stop_server
 from tests.api.test_postgres_server import (
     REQUEST_MAX_SECONDS,
     Served,
@@ -244,3 +254,74 @@ def test_writes_read_in_one_turn_while_postgres_is_down_get_500s_none_hangs(serv
     assert {result for _, result in results} == {"ok"}, results
     assert served.process.poll() is None
     assert "Traceback" not in served.log(), served.log()[-5000:]
+
+
+HEALTH_MAX_SECONDS = 2.0
+"""The health check (GET /, nothing asked of PostgreSQL) answers this soon
+whatever PostgreSQL does: it used to wait behind a connect on the loop
+(10 s, the connect timeout, back to back)."""
+
+
+def postgres_processes(postgres: throwaway.ThrowawayPostgres) -> list[int]:
+    postmaster = int((postgres.data / "postmaster.pid").read_text().split()[0])
+    children = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True, text=True).stdout
+    return [postmaster, *map(int, children.split())]
+
+
+@pytest.mark.slow
+def test_a_hung_postgres_leaves_the_health_check_prompt_and_writes_bounded(served: Served) -> None:
+    """Every PostgreSQL process is stopped (SIGSTOP: a hung host, whose
+    kernel still accepts connections) while writes keep coming: the server
+    opens its new connections off the loop, so the health check answers at
+    once, and each write gets a 500 (or, once PostgreSQL runs again, a 200)
+    within the call timeout."""
+    client = boto3_client(served.endpoint)
+    assert result_of(put_item(client, served.table, "before")) == "ok"
+    config = Config(read_timeout=limits.POSTGRES_CALL_TIMEOUT_SECONDS + 15)
+    writes: list[tuple[float, str]] = []
+    stopping = threading.Event()
+
+    def write(worker: int) -> None:
+        writer = boto3.client("dynamodb", endpoint_url=served.endpoint, region_name="us-east-1",
+                              aws_access_key_id="AKIDTEST", aws_secret_access_key="secret",
+                              config=TEST_CLIENT_CONFIG.merge(config))
+        i = 0
+        while not stopping.is_set():
+            i += 1
+            started = time.monotonic()
+            result = result_of(put_item(writer, served.table, f"w{worker}-{i}"))
+            writes.append((time.monotonic() - started, result))
+            time.sleep(0.2)
+
+    processes = postgres_processes(served.postgres)
+    for pid in processes:
+        os.kill(pid, signal.SIGSTOP)
+    health: list[float] = []
+    writers = [threading.Thread(target=write, args=(worker,), daemon=True) for worker in range(2)]
+    try:
+        for thread in writers:
+            thread.start()
+        until = time.monotonic() + 2.5 * CONNECT_TIMEOUT_SECONDS
+        while time.monotonic() < until:
+            started = time.monotonic()
+            try:
+                urllib.request.urlopen(served.endpoint + "/", timeout=30).read()
+            except OSError:  # no answer in 30 s (a frozen loop): recorded as such
+                pass
+            health.append(time.monotonic() - started)
+            time.sleep(0.1)
+    finally:
+        for pid in processes:
+            os.kill(pid, signal.SIGCONT)
+        stopping.set()
+        for thread in writers:
+            thread.join(timeout=limits.POSTGRES_CALL_TIMEOUT_SECONDS + 30)
+    assert not any(thread.is_alive() for thread in writers), "a write hung"
+    assert max(health) < HEALTH_MAX_SECONDS, (
+        f"the health check took {max(health):.1f} s while PostgreSQL hung ({len(health)} checks)")
+    others = [result for _, result in writes if result not in ("ok", "500")]
+    assert not others, others[:3]
+    assert "500" in {result for _, result in writes}, writes
+    assert max(seconds for seconds, _ in writes) < limits.POSTGRES_CALL_TIMEOUT_SECONDS + 5, writes
+    wait_until(lambda: result_of(put_item(client, served.table, "after")) == "ok", timeout_s=10)
+    assert served.process.poll() is None
