@@ -40,6 +40,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -198,25 +199,41 @@ may share (commit.CHECK_TABLE): identical ones run once per group."""
 _NO_ROWS = Outcome([], 0)
 
 
+CONNECT_TIMEOUT_SECONDS = 10
+
+
+def connect(url: str, configure: Callable[[psycopg.Connection[Any]], None]) -> psycopg.Connection[Any]:
+    """A new connection, configured (blocking: ``Hub`` calls it off the loop)."""
+    connection = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS)
+    try:
+        configure(connection)
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
 class PipelineConnection:
     """One connection in libpq's pipeline mode, read and written as the
     event loop finds its socket ready."""
 
     def __init__(
         self,
-        url: str,
+        connection: psycopg.Connection[Any],
         loop: Any,
-        configure: Callable[[psycopg.Connection[Any]], None],
         on_idle: Callable[[PipelineConnection], None],
         requeue: Callable[[list[Call]], None],
+        main: greenlet | None = None,
     ) -> None:
-        """``on_idle``: nothing is in flight any more; ``requeue``: calls of a
-        failed group that must go out again."""
-        self.connection = psycopg.connect(url, autocommit=True, connect_timeout=10)
-        configure(self.connection)
+        """``connection``: a new one (``connect``), which this takes over;
+        ``on_idle``: nothing is in flight any more; ``requeue``: calls of a
+        failed group that must go out again; ``main``: the greenlet the loop
+        runs in (failed calls are resumed from it, see ``_fail``)."""
+        self.connection = connection
         self.pgconn = self.connection.pgconn
         self.pgconn.enter_pipeline_mode()
         self.loop = loop
+        self.main = main
         self.on_idle = on_idle
         self.requeue = requeue
         # The loop watches a duplicate of libpq's descriptor, ours to close:
@@ -287,7 +304,22 @@ class PipelineConnection:
         each sees every commit before it, none of the batch's own), each
         reserved call a segment of its own, the grouped calls one segment
         together (one implicit transaction). A Sync costs a write to the
-        socket: a batch has at most three."""
+        socket: a batch has at most three.
+
+        A connection that fails while the batch is written (libpq flushes
+        as its buffer fills: a connection PostgreSQL closed fails there, or
+        in the flush at the end) fails every call it carried and every call
+        of the batch, sent or not."""
+        try:
+            self._send(calls)
+        except Exception as error:  # noqa: BLE001 - a half-written pipeline: the connection is done
+            if not isinstance(error, psycopg.Error):
+                logger.exception("sending a batch to PostgreSQL failed")
+            self._fail(error, calls)
+            return
+        self._flush()
+
+    def _send(self, calls: list[Call]) -> None:
         grouped: list[tuple[Any, int, Call, int]] = []
         unordered: list[tuple[Call, int]] = []
         reads = [call for call in calls if call.kind == READ]
@@ -328,7 +360,6 @@ class PipelineConnection:
             for call, index in unordered:
                 self._send_statement(call, index)
             self._sync([call for call in calls if call.kind == GROUPED])
-        self._flush()
 
     def _flush(self) -> None:
         try:
@@ -447,8 +478,14 @@ class PipelineConnection:
         if not self.segments:
             self.on_idle(self)
 
-    def _fail(self, error: BaseException) -> None:
-        """The connection broke: every call it carried fails, and it leaves the rotation."""
+    def _fail(self, error: BaseException, unsent: Sequence[Call] = ()) -> None:
+        """The connection broke: every call it carried (and ``unsent``, the
+        calls of a batch it failed to send) fails, and it leaves the rotation.
+
+        The calls are resumed by the loop's greenlet: this may run in a
+        request greenlet (a flush or a send that failed in ``Hub.execute``),
+        and a request greenlet that switched to another parked one would
+        never be switched back to: it and the calls after it would hang."""
         if self.broken:
             return
         self.broken = True
@@ -458,10 +495,18 @@ class PipelineConnection:
         segments, self.segments = self.segments, deque()
         self.expected.clear()
         self.sent_at.clear()
-        for calls in segments:
+        failed: list[Call] = []
+        seen: set[int] = set()
+        for calls in [*segments, unsent]:
             for call in calls:
-                call.error = unavailable
-                _resume(call)
+                if id(call) not in seen:
+                    seen.add(id(call))
+                    call.error = unavailable
+                    failed.append(call)
+        if getcurrent() is self.main:
+            _resume_all(failed)
+        else:
+            self.loop.call_soon(_resume_all, failed)
         self.on_idle(self)
 
     def fail_overdue(self) -> None:
@@ -500,6 +545,10 @@ def _message(result: pq.abc.PGresult) -> str:
 
 class _Aborted(Exception):
     """Skipped: an earlier statement of the same segment failed."""
+
+
+def _cannot_connect(error: BaseException | None) -> StorageUnavailable:
+    return StorageUnavailable(f"cannot connect to PostgreSQL: {' '.join(str(error).split())}")
 
 
 def _resume_all(calls: list[Call]) -> None:
@@ -606,7 +655,8 @@ class Hub:
             if connection.broken:
                 raise StorageUnavailable("PostgreSQL connection lost")
             connection.send([call])
-            self.busy.add(connection)
+            if not connection.broken:
+                self.busy.add(connection)
         else:
             self.pending.append(call)
             if call.kind == GROUPED and len(self.pending) >= MIN_EXTRA_BATCH_CALLS:
@@ -642,8 +692,9 @@ class Hub:
             batch = self._batch()
             if batch:
                 connection.send(batch)
-                self.busy.add(connection)
-                self.batching.add(connection)
+                if not connection.broken:  # else its calls failed, and it was returned
+                    self.busy.add(connection)
+                    self.batching.add(connection)
             else:
                 self._returned(connection)
 
@@ -677,19 +728,78 @@ class Hub:
             connection = self.idle.pop()
             if not connection.broken:
                 return connection
-            self.opened -= 1
-        if self.opened >= self.connections_max:
-            return None
-        try:
-            connection = self._open(self._returned)
-        except psycopg.Error as error:
-            self._fail_pending(StorageUnavailable(f"cannot connect to PostgreSQL: {' '.join(str(error).split())}"))
-            return None
-        self.opened += 1
-        return connection
+            # (counted out already: a connection that breaks is returned)
+        if self.opened < self.connections_max:
+            # Opened off the loop: a PostgreSQL that does not answer would
+            # hold the loop (every request, the health check) for the
+            # connect timeout. The calls wait for it parked, as for a
+            # busy connection.
+            self.opened += 1
+            self._in_thread(lambda: connect(self.url, self.configure), self._opened)
+        return None
 
-    def _open(self, on_idle: Callable[[PipelineConnection], None]) -> PipelineConnection:
-        return PipelineConnection(self.url, self.loop, self.configure, on_idle, self._requeue)
+    def _opened(self, connection: psycopg.Connection[Any] | None, error: BaseException | None) -> None:
+        """A batch connection opened (or could not be): into the rotation."""
+        if connection is None:
+            self.opened -= 1
+            self._fail_pending(_cannot_connect(error))
+            return
+        if self.closed:
+            connection.close()
+            return
+        try:
+            adopted = self._adopt(connection, self._returned)
+        except (psycopg.Error, OSError) as failure:
+            connection.close()
+            self.opened -= 1
+            self._fail_pending(_cannot_connect(failure))
+            return
+        self._returned(adopted)
+
+    def _adopt(self, connection: psycopg.Connection[Any],
+               on_idle: Callable[[PipelineConnection], None]) -> PipelineConnection:
+        return PipelineConnection(connection, self.loop, on_idle, self._requeue, self.main)
+
+    def _in_thread(self, function: Callable[[], Any],
+                   then: Callable[[Any, BaseException | None], None]) -> None:
+        """Run the blocking ``function`` on a thread of its own; then, on
+        the loop, ``then(result, None)`` or ``then(None, error)``."""
+        def run() -> None:
+            result: Any = None
+            failure: BaseException | None = None
+            try:
+                result = function()
+            except Exception as error:  # noqa: BLE001 - handed to ``then`` on the loop
+                failure = error
+            try:
+                self.loop.call_soon_threadsafe(then, result, failure)
+            except RuntimeError:  # the loop is closed: the server stopped
+                if isinstance(result, psycopg.Connection):
+                    result.close()
+
+        threading.Thread(target=run, name="dynastore-postgres-connect", daemon=True).start()
+
+    def blocking(self, function: Callable[[], Any]) -> Any:
+        """``function()``, which blocks (a connect, a query on a connection
+        of its own): from a request greenlet on a thread while the greenlet
+        is parked and the loop runs on; elsewhere right here."""
+        if not self.in_request():
+            return function()
+        current = getcurrent()
+        outcome: list[tuple[Any, BaseException | None]] = []
+
+        def done(result: Any, error: BaseException | None) -> None:
+            outcome.append((result, error))
+            if not current.dead:
+                current.switch()
+
+        self._in_thread(function, done)
+        while not outcome:
+            self.main.switch()
+        result, error = outcome[0]
+        if error is not None:
+            raise error
+        return result
 
     def _requeue(self, calls: list[Call]) -> None:
         """Calls of a group that failed for another call: first in line again."""
@@ -701,16 +811,23 @@ class Hub:
         self.batching.discard(connection)
         if connection.broken:
             self.opened -= 1
+            if connection in self.idle:
+                self.idle.remove(connection)
         elif connection not in self.idle:
             self.idle.append(connection)
         if self.pending:
             self._schedule_flush()
 
     def _fail_pending(self, error: BaseException) -> None:
-        pending, self.pending = self.pending, deque()
+        """Fail the calls waiting for a connection (resumed by the loop's
+        greenlet: see PipelineConnection._fail)."""
+        pending, self.pending = list(self.pending), deque()
         for call in pending:
             call.error = error
-            _resume(call)
+        if getcurrent() is self.main:
+            _resume_all(pending)
+        else:
+            self.loop.call_soon(_resume_all, pending)
 
     # --- reserved connections (transactions over several calls) ----------------------
     def reserve(self) -> PipelineConnection:
@@ -722,14 +839,20 @@ class Hub:
                     return connection
                 self.reserved_opened -= 1
             if self.reserved_opened < self.reserved_max:
+                self.reserved_opened += 1  # counted while it opens (parked, off the loop)
                 try:
-                    connection = self._open(lambda _: None)
+                    opened = self.blocking(lambda: connect(self.url, self.configure))
                 except psycopg.Error as error:
-                    raise StorageUnavailable(
-                        f"cannot connect to PostgreSQL: {' '.join(str(error).split())}"
-                    ) from error
-                self.reserved_opened += 1
-                return connection
+                    self.reserved_opened -= 1
+                    raise _cannot_connect(error) from error
+                except BaseException:
+                    self.reserved_opened -= 1
+                    raise
+                if self.closed:
+                    opened.close()
+                    self.reserved_opened -= 1
+                    raise StorageUnavailable("the server is stopping")
+                return self._adopt(opened, lambda _: None)
             self.reserve_waiters.append(getcurrent())
             self.main.switch()
 

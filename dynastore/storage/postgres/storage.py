@@ -242,6 +242,8 @@ class PostgresStorage(Storage):
         a flag, so every namespace's catalogue (dynastore/namespaces.py)
         notices each one."""
         self._listener: psycopg.Connection[Any] | None = None
+        self._listener_opening = False
+        """A new listener is being opened on a thread (catalogue_changes)."""
         """The connection that LISTENs for catalogue changes of other servers
         (opened before the catalogue is first loaded, so no change is missed)."""
         try:
@@ -544,6 +546,18 @@ class PostgresStorage(Storage):
         listener = self._listener
         if self._loop is not None and listener is not None and not listener.closed:
             return self._notifications  # counted by _listener_readable
+        hub = self.hub
+        if hub is not None and (listener is None or listener.closed):
+            # A server: the new listener connects on a thread (a PostgreSQL
+            # that does not answer would hold the loop for the connect
+            # timeout, at every request's check); meanwhile every check
+            # reads as a change.
+            if not self._listener_opening:
+                self._listener_opening = True
+                self._close_listener()
+                hub._in_thread(self._listen, self._listened)
+            self._notifications += 1
+            return self._notifications
         try:
             if listener is None or listener.closed:
                 self._listener = self._listen()
@@ -569,7 +583,22 @@ class PostgresStorage(Storage):
     def hold_lock(self, name: str) -> bool:
         """A session-level advisory lock on the serving connection: PostgreSQL
         drops it when the connection ends (the process died, or the
-        connection broke and was replaced, after which it is taken again)."""
+        connection broke and was replaced, after which it is taken again).
+
+        The lock connection blocks (its connect, its queries): from a request
+        greenlet that happens on a thread while the loop runs on, or a
+        PostgreSQL that does not answer would stop the whole server (every
+        request, the health check) for as long."""
+        connection = self._locks_connection
+        if (connection is not None and not connection.closed and not connection.broken
+                and name in self._held_locks):
+            return True  # held (what _hold_lock answers first): no thread for the usual case
+        if self._pipelined():
+            assert self.hub is not None
+            return bool(self.hub.blocking(lambda: self._hold_lock(name)))
+        return self._hold_lock(name)
+
+    def _hold_lock(self, name: str) -> bool:
         with self._locks_lock:
             connection = self._locks_connection
             try:
@@ -593,11 +622,21 @@ class PostgresStorage(Storage):
 
     def release_lock(self, name: str) -> None:
         """Unlock ``name`` on the lock connection (a broken connection has
-        lost it already); the next ``hold_lock`` asks PostgreSQL again."""
+        lost it already); the next ``hold_lock`` asks PostgreSQL again. It
+        is forgotten at once; the unlock goes out off the loop (as
+        ``hold_lock``), in turn with any ``hold_lock`` after it (a session's
+        advisory locks count: lock, unlock in either order, holds it once)."""
+        if name not in self._held_locks:
+            return
+        self._held_locks.discard(name)
+        if self._pipelined():
+            assert self.hub is not None
+            self.hub.blocking(lambda: self._unlock(name))
+        else:
+            self._unlock(name)
+
+    def _unlock(self, name: str) -> None:
         with self._locks_lock:
-            if name not in self._held_locks:
-                return
-            self._held_locks.discard(name)
             connection = self._locks_connection
             if connection is None or connection.closed or connection.broken:
                 return
@@ -613,6 +652,20 @@ class PostgresStorage(Storage):
         listener = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS)
         listener.execute(f"LISTEN {CATALOGUE_CHANNEL}")
         return listener
+
+    def _listened(self, listener: psycopg.Connection[Any] | None, error: BaseException | None) -> None:
+        """The new listener (opened by ``catalogue_changes``) is ready, or not
+        (the next check tries again)."""
+        self._listener_opening = False
+        if listener is None:
+            return
+        if self.hub is None:  # closed meanwhile
+            listener.close()
+            return
+        self._close_listener()
+        self._listener = listener
+        self._watch_listener()
+        self._notifications += 1
 
     def _close_listener(self) -> None:
         listener, self._listener = self._listener, None
@@ -943,10 +996,15 @@ class PostgresStorage(Storage):
             self.hub.close()
             self.hub = None
         self._close_listener()
-        with self._locks_lock:
-            if self._locks_connection is not None:
-                self._locks_connection.close()
-                self._locks_connection = None
+        # (not forever: a thread may hold it, waiting for a PostgreSQL that
+        # does not answer; the process ends its connection then)
+        if self._locks_lock.acquire(timeout=CONNECT_TIMEOUT_SECONDS):
+            try:
+                if self._locks_connection is not None:
+                    self._locks_connection.close()
+                    self._locks_connection = None
+            finally:
+                self._locks_lock.release()
         with self._taken_lock:
             taken, self._taken = list(self._taken), set()
         for connection in taken:
