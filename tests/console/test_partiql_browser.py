@@ -231,6 +231,11 @@ def test_signed_in_statements_are_signed_for_the_chosen_region(
         page = sign_in(ui, ADMIN, region)
         page.locator("#sidebar nav a", has_text=table).wait_for()
         page.goto(f"{ui.base_url}#/t/{table}/partiql")
+        # The tab is ready once its default statement is in (as open_tab waits):
+        # typed before that, the statement was overwritten and Ctrl-Enter ran nothing
+        # (a fresh-clone CI run timed out waiting for the answer).
+        page.locator("#partiql-editor").wait_for()
+        page.locator("#partiql-scan[data-scans='true']").wait_for()
         statement = f"SELECT * FROM \"{table}\" WHERE \"id\" = 'o-1'"
         write_statement(page, statement)
         page.keyboard.press("Control+Enter")
