@@ -24,9 +24,10 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
@@ -141,6 +142,36 @@ class ThrowawayPostgres:
             capture_output=True, text=True, check=True,
         )
         return completed.stdout.strip()
+
+    def end_backends_during_a_commit(self, database: str, call: Callable[[], object],
+                                     join_seconds: float) -> bool:
+        """Run ``call`` in a thread with every COMMIT of an item in
+        ``database`` held by a deferred constraint trigger (pg_sleep), end
+        the database's backends while a COMMIT is held there (libpq hands the
+        FATAL error over where the pipeline's Sync is due), and return
+        whether ``call`` was done within ``join_seconds``."""
+        self.psql(
+            "CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN PERFORM pg_sleep(5); RETURN NULL; END $$", database)
+        self.psql(
+            "CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT OR UPDATE ON dynastore_items "
+            "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()", database)
+        thread = threading.Thread(target=call)
+        thread.start()
+        try:
+            deadline = time.monotonic() + 20
+            while self.psql("SELECT count(*) FROM pg_stat_activity "
+                            f"WHERE datname = '{database}' AND wait_event = 'PgSleep'", database) != "1":
+                if time.monotonic() > deadline:
+                    raise AssertionError("no COMMIT was held by the trigger")
+                time.sleep(0.05)
+            self.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                      f"WHERE datname = '{database}' AND pid <> pg_backend_pid()", database)
+        finally:
+            thread.join(timeout=join_seconds)
+            self.psql("DROP TRIGGER slow_commit ON dynastore_items", database)
+            self.psql("DROP FUNCTION slow_commit()", database)
+        return not thread.is_alive()
 
     def new_database(self) -> str:
         """A new empty database; returns its URL."""

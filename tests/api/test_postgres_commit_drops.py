@@ -33,15 +33,8 @@ from botocore.exceptions import ClientError
 from dynastore import limits
 from dynastore.storage.postgres.storage import CONNECT_TIMEOUT_SECONDS
 from tests import postgres_server as throwaway
-from tests.api.conftest import TEST_CLIENT_CONFIG, start_server, stop_server
-from tests.api.test_postgres_server import (
-    REQUEST_MAX_SECONDS,
-    Served,
-    boto3_client,
-    create_table,
-    database_name,
-    ensure_running,
-)
+from tests.api.conftest import TEST_CLIENT_CONFIG
+from tests.api.test_postgres_server import REQUEST_MAX_SECONDS, Served, boto3_client, serving_on
 from tests.conftest import skip_or_fail_without_postgres
 
 
@@ -54,23 +47,7 @@ def cluster() -> Iterator[throwaway.ThrowawayPostgres]:
 
 @pytest.fixture
 def served(cluster: throwaway.ThrowawayPostgres) -> Iterator[Served]:
-    url = cluster.new_database()
-    process, endpoint = start_server("--postgres", url)
-    serving = Served(cluster, database_name(url), process, endpoint)
-    try:
-        create_table(boto3_client(endpoint), serving.table)
-        yield serving
-    finally:
-        stop_server(process)
-        ensure_running(cluster)
-
-
-def wait_until(condition: Callable[[], bool], timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        time.sleep(0.05)
+    yield from serving_on(cluster)
 
 
 def result_of(function: Callable[[], Any]) -> str:
@@ -87,31 +64,12 @@ def result_of(function: Callable[[], Any]) -> str:
 
 
 def terminated_during_commit(served: Served, write: Callable[[], Any]) -> str:
-    """Run ``write`` with every COMMIT of an item held by a deferred trigger
-    (pg_sleep), end the server's backends while it sleeps there, and return
-    the write's result."""
-    postgres, database = served.postgres, served.database
-    postgres.psql(
-        "CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS "
-        "$$ BEGIN PERFORM pg_sleep(5); RETURN NULL; END $$", database)
-    postgres.psql(
-        "CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT OR UPDATE ON dynastore_items "
-        "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()", database)
+    """Run ``write`` while the server's backends are ended during its
+    COMMIT, and return the write's result."""
     outcome: list[str] = []
-    thread = threading.Thread(target=lambda: outcome.append(result_of(write)))
-    thread.start()
-    try:
-        wait_until(lambda: postgres.psql(
-            "SELECT count(*) FROM pg_stat_activity "
-            f"WHERE datname = '{database}' AND wait_event = 'PgSleep'", database) == "1")
-        postgres.psql(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            f"WHERE datname = '{database}' AND pid <> pg_backend_pid()", database)
-    finally:
-        thread.join(timeout=REQUEST_MAX_SECONDS + 5)
-        postgres.psql("DROP TRIGGER slow_commit ON dynastore_items", database)
-        postgres.psql("DROP FUNCTION slow_commit()", database)
-    assert not thread.is_alive(), "the write hung"
+    done = served.postgres.end_backends_during_a_commit(
+        served.database, lambda: outcome.append(result_of(write)), join_seconds=REQUEST_MAX_SECONDS + 5)
+    assert done, "the write hung"
     assert len(outcome) == 1
     return outcome[0]
 
@@ -249,7 +207,7 @@ def test_writes_read_in_one_turn_while_postgres_is_down_get_500s_none_hangs(serv
                                 f"{served.log()[-3000:]}")
     finally:
         served.postgres.start()
-    wait_until(lambda: result_of(put_item(clients[0], served.table, "after")) == "ok", timeout_s=10)
+    assert throwaway.wait_until(lambda: result_of(put_item(clients[0], served.table, "after")) == "ok", 10)
     results = writes_while_stopped(served, clients, 9)
     assert {result for _, result in results} == {"ok"}, results
     assert served.process.poll() is None
@@ -323,5 +281,5 @@ def test_a_hung_postgres_leaves_the_health_check_prompt_and_writes_bounded(serve
     assert not others, others[:3]
     assert "500" in {result for _, result in writes}, writes
     assert max(seconds for seconds, _ in writes) < limits.POSTGRES_CALL_TIMEOUT_SECONDS + 5, writes
-    wait_until(lambda: result_of(put_item(client, served.table, "after")) == "ok", timeout_s=10)
+    assert throwaway.wait_until(lambda: result_of(put_item(client, served.table, "after")) == "ok", 10)
     assert served.process.poll() is None

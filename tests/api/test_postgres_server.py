@@ -265,17 +265,21 @@ class Served:
 
 @pytest.fixture
 def served(own_postgres: throwaway.ThrowawayPostgres) -> Iterator[Served]:
-    """A server on a new database of ``own_postgres``, with a table "items".
+    yield from serving_on(own_postgres)
+
+
+def serving_on(cluster: throwaway.ThrowawayPostgres) -> Iterator[Served]:
+    """A server on a new database of ``cluster``, with a table "items".
     PostgreSQL is running again at the end, whatever the test did."""
-    url = own_postgres.new_database()
+    url = cluster.new_database()
     process, endpoint = start_server("--postgres", url)
-    serving = Served(own_postgres, database_name(url), process, endpoint)
+    serving = Served(cluster, database_name(url), process, endpoint)
     try:
         create_table(boto3_client(endpoint), serving.table)
         yield serving
     finally:
         stop_server(process)
-        ensure_running(own_postgres)
+        ensure_running(cluster)
 
 
 def ensure_running(server: throwaway.ThrowawayPostgres) -> None:

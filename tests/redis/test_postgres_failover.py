@@ -274,12 +274,6 @@ def test_a_connection_dropped_while_postgres_commits_is_an_error_not_an_acknowle
     database = database_url.rsplit("/", 1)[1]
     r = server.client(retry_on_error=[], retry=None)
     assert r.set("c", 10) is True
-    postgres_server.psql(
-        "CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS "
-        "$$ BEGIN PERFORM pg_sleep(5); RETURN NULL; END $$", database)
-    postgres_server.psql(
-        "CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT OR UPDATE ON dynastore_items "
-        "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()", database)
     outcome: list[object] = []
 
     def increment() -> None:
@@ -288,18 +282,7 @@ def test_a_connection_dropped_while_postgres_commits_is_an_error_not_an_acknowle
         except redis.RedisError as error:
             outcome.append(error)
 
-    thread = threading.Thread(target=increment)
-    thread.start()
-    try:
-        wait_until(lambda: postgres_server.psql(
-            "SELECT count(*) FROM pg_stat_activity "
-            f"WHERE datname = '{database}' AND wait_event = 'PgSleep'", database) == "1")
-        postgres_server.psql(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            f"WHERE datname = '{database}' AND pid <> pg_backend_pid()", database)
-    finally:
-        thread.join(timeout=30)
-        postgres_server.psql("DROP TRIGGER slow_commit ON dynastore_items", database)
+    assert postgres_server.end_backends_during_a_commit(database, increment, join_seconds=30)
     assert len(outcome) == 1
     assert isinstance(outcome[0], redis.ResponseError), outcome
     assert str(outcome[0]).startswith("the store could not commit"), outcome
