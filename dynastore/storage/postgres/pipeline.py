@@ -200,6 +200,7 @@ _NO_ROWS = Outcome([], 0)
 
 
 CONNECT_TIMEOUT_SECONDS = 10
+"""How long opening a connection may take before the server is called unreachable."""
 
 
 def connect(url: str, configure: Callable[[psycopg.Connection[Any]], None]) -> psycopg.Connection[Any]:

@@ -56,6 +56,7 @@ from dynastore.storage.postgres import commit as commit_sql
 from dynastore.storage.postgres.heads import HeadGroups
 from dynastore.storage.postgres.pipeline import (
     ALONE,
+    CONNECT_TIMEOUT_SECONDS,
     GROUPED,
     READ,
     Call,
@@ -76,8 +77,6 @@ from dynastore.types.keys import partition_hash
 
 logger = logging.getLogger("dynastore.storage")
 
-CONNECT_TIMEOUT_SECONDS = 10
-"""How long opening a connection may take before the server is called unreachable."""
 POOL_MAX_CONNECTIONS = 4
 """Connections one process may hold by default (a server passes its thread
 count): the ones serving requests, and spares while a broken one is being
