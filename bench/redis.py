@@ -58,8 +58,14 @@ def start(kind: str, scratch: Path) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
     kind, _, tree = kind.partition("@")
     environment = dict(os.environ)
+    directory = None
     if tree:
-        environment["PYTHONPATH"] = str(Path(tree).resolve())
+        # ``python -m`` puts the working directory first on sys.path, ahead of
+        # PYTHONPATH: the other tree's server must run from inside it, or it
+        # imports this one's dynastore (every A/B before 2026-12-04 compared a
+        # tree with itself when run from a source tree).
+        directory = str(Path(tree).resolve())
+        environment["PYTHONPATH"] = directory
     if kind == "redis":
         command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                    "--appendonly", "no", "--dir", str(scratch), "--logfile", ""]
@@ -68,7 +74,8 @@ def start(kind: str, scratch: Path) -> tuple[subprocess.Popen[bytes], int]:
             kind, ["--data-dir", str(scratch / "data")])
         command = [sys.executable, "-m", "dynastore", "serve", "--port", str(free_port()),
                    "--redis-port", str(port), "--log-level", "warning", *store]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment,
+                               cwd=directory)
     wait_for(port)
     return process, port
 
