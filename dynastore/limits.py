@@ -245,6 +245,21 @@ REDIS_STRING_MAX_BYTES = 512 * 1024 * 1024
 """The largest string value (SETRANGE, APPEND: 'string exceeds maximum allowed size')."""
 REDIS_DATABASES = 16
 """SELECT 0..15."""
+REDIS_LOG_FOLD_BYTES = 32 * 1024 * 1024
+"""Bytes of change records the keyspace's log takes before they are folded
+into the key rows (docs/adr/0011-redis-change-log.md): it bounds the log
+and the start-up replay (Redis rewrites its AOF past 64 MB)."""
+REDIS_LOG_FOLD_ROWS = 262_144
+"""Distinct rows changed since the last fold that start one too: it bounds
+the memory that remembers them (about 150 bytes a row)."""
+REDIS_LOG_FOLD_VARIABLE = "DYNASTORE_REDIS_LOG_FOLD_BYTES"
+"""Environment override of REDIS_LOG_FOLD_BYTES (tests fold small logs)."""
+REDIS_LOG_FOLD_STEP_ROWS = 256
+"""Key rows a flush folds at least while a fold runs (and at least twice its
+own changes, so folding outpaces any write rate): a bounded step per turn."""
+REDIS_LOG_RECORD_BYTES = 1024 * 1024
+"""A flush's changes go in log rows of about this size at most (one change
+larger than it gets a row of its own)."""
 REDIS_SCAN_COUNT_DEFAULT = 10
 REDIS_EXPIRE_SWEEP_SECONDS = 0.1
 """How often the active expiry sweep runs (Redis: hz 10)."""

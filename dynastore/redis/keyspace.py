@@ -16,6 +16,16 @@ like any DynamoDB item:
 So a write stores what it changed, not the whole value: HSET of one field
 writes one row, ZADD of one member one row (O(log N) in the store's B-tree).
 
+A flush does not write those rows in place, though: it appends one *change
+record* to a third table, ``_dynastore/redis/log`` (docs/adr/0011-redis-change-log.md).
+Writing a row in place costs a B-tree page per row (random keys touch a
+different page each), a record costs a few bytes of one page at the log's
+end. The rows changed since the last fold are remembered; once the log
+passes limits.REDIS_LOG_FOLD_BYTES they are folded into the head and element
+rows, a bounded step per flush, and the records folded are deleted oldest
+first. Loading reads the key rows overlaid with the log's records in order: that
+is always the stored state.
+
 The values themselves are kept decoded in memory too (an exclusive store:
 this process alone writes it), loaded from the store when the server starts:
 commands read and change them directly, and each command's row changes
@@ -26,6 +36,7 @@ commit as one write. Sorted sets keep their order in a ``SortedList`` of
 from __future__ import annotations
 
 import heapq
+import os
 import struct
 import zlib
 from collections import deque
@@ -34,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from sortedcontainers import SortedList  # type: ignore[import-untyped]
 
-from dynastore import write_path
+from dynastore import limits, write_path
 from dynastore.storage.base import HASH_SPACE, Row, RowCheck
 from dynastore.types.keys import partition_hash
 
@@ -45,6 +56,8 @@ STORAGE_NAME = "_dynastore/redis"
 """The storage table of every Redis key's head row (a name no DynamoDB table can have)."""
 ELEMENTS_NAME = "_dynastore/redis/elements"
 """The storage table of the element rows of hashes, sets, sorted sets and lists."""
+LOG_NAME = "_dynastore/redis/log"
+"""The storage table of the change records not yet folded into the key rows."""
 
 STRING, HASH, LIST, SET, ZSET, STREAM = "string", "hash", "list", "set", "zset", "stream"
 _TYPE_LETTERS = {STRING: b"s", HASH: b"h", LIST: b"l", SET: b"S", ZSET: b"z", STREAM: b"x"}
@@ -64,6 +77,13 @@ HASHES_CACHED = 1 << 16
 """Partition-key hashes the keyspace keeps at most (about 10 MB)."""
 LIST_START = 0
 """The position a new list's first element gets (pushes go either way from it)."""
+_CHANGE = struct.Struct(">BIIi")
+"""A change in a record: its table (0: heads, 1: elements), the lengths of
+its partition key and sort key, and its item's (-1: the row is deleted);
+the three byte strings follow."""
+_SEQUENCE = struct.Struct(">Q")
+LOG_SEGMENT_BITS = 12
+"""A log row's partition is its sequence number's segment of 2^12 records."""
 
 
 class ZSet:
@@ -182,7 +202,22 @@ class Keyspace:
         """Told of every changed key (WATCH, blocked clients: redis/server.py)."""
         self.heads_id = 0
         self.elements_id = 0
+        self.log_id = 0
         self._pending: dict[tuple[int, bytes, bytes], bytes | None] = {}
+        self.fold_bytes = log_fold_bytes()
+        self._sequence = 0
+        """The next log record's sequence number."""
+        self._records: deque[int] = deque()
+        """The sequence numbers of the log's records, oldest first."""
+        self._unfolded: dict[tuple[int, bytes, bytes], bytes | None] = {}
+        """Every row the records appended since the last fold began changed, as it is now."""
+        self._unfolded_bytes = 0
+        self._folding: dict[tuple[int, bytes, bytes], bytes | None] | None = None
+        """The rows a fold in progress has still to write (None: no fold)."""
+        self._folded_through = -1
+        """The last record a fold in progress covers: deleted once its rows are written."""
+        self.folds = 0
+        """Folds finished since start."""
         self._hashes: dict[bytes, int] = {}
         """Partition keys' hashes already computed (a blake2b each): the keys and
         element partitions written again and again; emptied past HASHES_CACHED."""
@@ -204,35 +239,54 @@ class Keyspace:
         ids = {record.name: record.table_id for record in storage.load_tables()}
         self.heads_id = ids.get(STORAGE_NAME) or storage.create_table(STORAGE_NAME, b"{}")
         self.elements_id = ids.get(ELEMENTS_NAME) or storage.create_table(ELEMENTS_NAME, b"{}")
+        self.log_id = ids.get(LOG_NAME) or storage.create_table(LOG_NAME, b"{}")
 
     def load(self) -> None:
-        """Every key's value from its rows (one scan of each table)."""
+        """Every key's value from its rows (one scan of each table) overlaid
+        with the log's records; the log stays as it is (the next fold takes it)."""
         storage = self.database.storage
-        for row in storage.scan(self.heads_id, 0, HASH_SPACE):
-            db, key = row.pk[0], row.pk[1:]
-            if db >= len(self.dbs) or row.sk or not row.item or row.item[0] not in _LETTER_TYPES:
+        overlay = self._read_log()
+        for pk, sk, item in _overlaid(self.heads_id, storage.scan(self.heads_id, 0, HASH_SPACE), overlay):
+            db, key = pk[0], pk[1:]
+            if db >= len(self.dbs) or sk or not item or item[0] not in _LETTER_TYPES:
                 continue  # not a head row of this layout
-            entry = _decode_head(row.item)
+            entry = _decode_head(item)
             self.dbs[db][key] = entry
             if entry.expire_ms is not None:
                 self.expiring[db].add(key)
                 self.deadlines.append((entry.expire_ms, db, key))
         heapq.heapify(self.deadlines)
         positions: dict[tuple[int, bytes], list[tuple[bytes, bytes]]] = {}
-        for row in storage.scan(self.elements_id, 0, HASH_SPACE):
-            db, key = row.pk[0], row.pk[1:-8]
+        for pk, sk, item in _overlaid(self.elements_id, storage.scan(self.elements_id, 0, HASH_SPACE), overlay):
+            db, key = pk[0], pk[1:-8]
             found = self.dbs[db].get(key) if db < len(self.dbs) else None
             if found is None:
                 continue  # an element whose key is gone (never written so)
             if found.kind == LIST:
-                positions.setdefault((db, key), []).append((row.sk, row.item))
+                positions.setdefault((db, key), []).append((sk, item))
             else:
-                _load_element(found, row.sk, row.item)
+                _load_element(found, sk, item)
         for (db, key), elements in positions.items():
             elements.sort()
             entry = self.dbs[db][key]
             entry.head = _POSITION.unpack(elements[0][0])[0] - _POSITION_BIAS
             entry.value = deque(item for _, item in elements)
+
+    def _read_log(self) -> dict[tuple[int, bytes, bytes], bytes | None]:
+        """The log's records in order: each row's last change, which also
+        become the rows the next fold writes."""
+        found = sorted(self.database.storage.scan(self.log_id, 0, HASH_SPACE), key=lambda row: row.sk)
+        overlay: dict[tuple[int, bytes, bytes], bytes | None] = {}
+        tables = (self.heads_id, self.elements_id)
+        for row in found:
+            for key, item in _changes(row.item, tables):
+                overlay[key] = item
+        self._records = deque(_SEQUENCE.unpack(row.sk)[0] for row in found)
+        self._sequence = self._records[-1] + 1 if found else 0
+        self._unfolded = overlay
+        self._unfolded_bytes = sum(len(row.item) for row in found)
+        self._folding = None
+        return overlay
 
     # --- recording changes ---------------------------------------------------------
     def changed_head(self, db: int, key: bytes, entry: Entry) -> None:
@@ -293,28 +347,98 @@ class Keyspace:
 
     def flush(self, checks: Sequence[RowCheck] = ()) -> None:
         """Write the rows changed since the last flush as one write (one
-        commit); ``checks``: rows it expects unchanged (the lease, redis/lease.py)."""
+        commit): their change record, and a step of a fold in progress;
+        ``checks``: rows it expects unchanged (the lease, redis/lease.py).
+        Everything it changes in memory it changes before the write parks
+        (PostgreSQL: redis/server.py); a write that fails leaves this
+        keyspace to be dropped (the server stops or reloads)."""
         pending = self._pending
         if not pending:
             return
         self._pending = {}
         self.writes += 1
-        Target, DELETE = write_path.Target, write_path.DELETE
-        targets = [Target(table_id, pk, sk, None, False) for table_id, pk, sk in pending]
-        hashes = self._hashes
-        if len(hashes) > HASHES_CACHED:
-            hashes.clear()
+        targets: list[write_path.Target] = []
         decisions: list[Any] = []
-        for (_, pk, sk), item in pending.items():
-            if item is None:
-                decisions.append(DELETE)
-                continue
-            pk_hash = hashes.get(pk)
-            if pk_hash is None:
-                pk_hash = hashes[pk] = partition_hash(pk)
-            decisions.append(Row(pk_hash, pk, sk, item, len(item)))
+        self._append_record(pending, targets, decisions)
+        if self._folding is None and (
+                self._unfolded_bytes >= self.fold_bytes or len(self._unfolded) >= limits.REDIS_LOG_FOLD_ROWS):
+            self._folding, self._unfolded = self._unfolded, {}
+            self._unfolded_bytes = 0
+            self._folded_through = self._sequence - 1
+        if self._folding is not None:
+            self._fold_step(max(limits.REDIS_LOG_FOLD_STEP_ROWS, 2 * len(pending)), targets, decisions)
         write_path.write(self.database, targets, lambda rows, conflicted: decisions,
                          conflicts=write_path.RETRY_ALL, checks=checks)
+
+    def _append_record(self, pending: dict[tuple[int, bytes, bytes], bytes | None],
+                       targets: list[write_path.Target], decisions: list[Any]) -> None:
+        """The change record of ``pending`` (one log row per about
+        REDIS_LOG_RECORD_BYTES), and the changes remembered for the next fold."""
+        heads_id = self.heads_id
+        pack = _CHANGE.pack
+        parts: list[bytes] = []
+        size = 0
+        limit = limits.REDIS_LOG_RECORD_BYTES
+        for (table_id, pk, sk), item in pending.items():
+            if item is None:
+                parts += (pack(table_id != heads_id, len(pk), len(sk), -1), pk, sk)
+                size += 13 + len(pk) + len(sk)
+            else:
+                parts += (pack(table_id != heads_id, len(pk), len(sk), len(item)), pk, sk, item)
+                size += 13 + len(pk) + len(sk) + len(item)
+            if size >= limit:
+                self._log_row(b"".join(parts), targets, decisions)
+                self._unfolded_bytes += size
+                parts, size = [], 0
+        if parts:
+            self._log_row(b"".join(parts), targets, decisions)
+            self._unfolded_bytes += size
+        self._unfolded.update(pending)
+
+    def _log_row(self, record: bytes, targets: list[write_path.Target], decisions: list[Any]) -> None:
+        sequence = self._sequence
+        self._sequence = sequence + 1
+        self._records.append(sequence)
+        pk, sk = _log_key(sequence)
+        targets.append(write_path.Target(self.log_id, pk, sk, None, False))
+        decisions.append(Row(self._pk_hash(pk), pk, sk, record, len(record)))
+
+    def _fold_step(self, budget: int, targets: list[write_path.Target], decisions: list[Any]) -> None:
+        """Write up to ``budget`` rows of the fold in progress; once all are
+        written, delete the records it covers, oldest first: whatever is
+        left of them after a crash is then a suffix, whose last word on
+        each row is the one the fold wrote."""
+        folding = self._folding
+        assert folding is not None
+        unfolded = self._unfolded
+        while folding and budget > 0:
+            key, item = folding.popitem()
+            if key in unfolded:
+                continue  # changed since the fold began: a later record has it, the next fold writes it
+            budget -= 1
+            table_id, pk, sk = key
+            targets.append(write_path.Target(table_id, pk, sk, None, False))
+            decisions.append(write_path.DELETE if item is None else Row(self._pk_hash(pk), pk, sk, item, len(item)))
+        if folding:
+            return
+        records, last = self._records, self._folded_through
+        while records and records[0] <= last and budget > 0:
+            pk, sk = _log_key(records.popleft())
+            targets.append(write_path.Target(self.log_id, pk, sk, None, False))
+            decisions.append(write_path.DELETE)
+            budget -= 1
+        if not records or records[0] > last:
+            self._folding = None
+            self.folds += 1
+
+    def _pk_hash(self, pk: bytes) -> int:
+        hashes = self._hashes
+        pk_hash = hashes.get(pk)
+        if pk_hash is None:
+            if len(hashes) > HASHES_CACHED:
+                hashes.clear()
+            pk_hash = hashes[pk] = partition_hash(pk)
+        return pk_hash
 
     def discard_pending(self) -> None:
         self._pending = {}
@@ -322,6 +446,49 @@ class Keyspace:
 
 def _ignore(db: int, key: bytes) -> None:
     return None
+
+
+def log_fold_bytes() -> int:
+    """limits.REDIS_LOG_FOLD_BYTES, or ``$DYNASTORE_REDIS_LOG_FOLD_BYTES``."""
+    value = os.environ.get(limits.REDIS_LOG_FOLD_VARIABLE)
+    try:
+        return max(0, int(value)) if value else limits.REDIS_LOG_FOLD_BYTES
+    except ValueError:
+        return limits.REDIS_LOG_FOLD_BYTES
+
+
+def _overlaid(table_id: int, rows: Iterator[Row],
+              overlay: dict[tuple[int, bytes, bytes], bytes | None]) -> Iterator[tuple[bytes, bytes, bytes]]:
+    """(pk, sk, item) of a table's rows as the log's records leave them."""
+    for row in rows:
+        if (table_id, row.pk, row.sk) not in overlay:
+            yield row.pk, row.sk, row.item
+    for (changed_table, pk, sk), item in overlay.items():
+        if changed_table == table_id and item is not None:
+            yield pk, sk, item
+
+
+def _log_key(sequence: int) -> tuple[bytes, bytes]:
+    """A record's partition key (its segment) and sort key (its sequence number)."""
+    return b"log" + _SEQUENCE.pack(sequence >> LOG_SEGMENT_BITS), _SEQUENCE.pack(sequence)
+
+
+def _changes(record: bytes, tables: tuple[int, int]) -> Iterator[tuple[tuple[int, bytes, bytes], bytes | None]]:
+    """The ((table id, pk, sk), item or None) changes of one log row."""
+    unpack = _CHANGE.unpack_from
+    offset, end = 0, len(record)
+    while offset < end:
+        table, pk_length, sk_length, item_length = unpack(record, offset)
+        offset += 13
+        pk = record[offset:offset + pk_length]
+        offset += pk_length
+        sk = record[offset:offset + sk_length]
+        offset += sk_length
+        item: bytes | None = None
+        if item_length >= 0:
+            item = record[offset:offset + item_length]
+            offset += item_length
+        yield (tables[table], pk, sk), item
 
 
 def element_rows(entry: Entry) -> Iterator[tuple[bytes, bytes, bytes]]:
