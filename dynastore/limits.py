@@ -254,9 +254,11 @@ REDIS_LOG_FOLD_ROWS = 262_144
 the memory that remembers them (about 150 bytes a row)."""
 REDIS_LOG_FOLD_VARIABLE = "DYNASTORE_REDIS_LOG_FOLD_BYTES"
 """Environment override of REDIS_LOG_FOLD_BYTES (tests fold small logs)."""
-REDIS_LOG_FOLD_STEP_ROWS = 256
+REDIS_LOG_FOLD_STEP_ROWS = 64
 """Key rows a flush folds at least while a fold runs (and at least twice its
-own changes, so folding outpaces any write rate): a bounded step per turn."""
+own changes, so folding outpaces any write rate): a bounded step per turn.
+A row written at random costs SQLite about as much as a command (15 us), so
+a turn of 50 commands runs about twice as long while a fold runs."""
 REDIS_LOG_RECORD_BYTES = 1024 * 1024
 """A flush's changes go in log rows of about this size at most (one change
 larger than it gets a row of its own)."""
