@@ -26,7 +26,7 @@ from typing import Any
 import boto3
 import pytest
 
-from tests.api.conftest import TEST_CLIENT_CONFIG, start_server, stop_server
+from tests.api.conftest import TEST_CLIENT_CONFIG, server_log, start_server, stop_server
 from tests.api.test_backups import scan_all, wait_active
 
 ROUNDS = 12
@@ -43,6 +43,17 @@ class Servers:
     clients: list[Any]
     listeners: list[set[int]]
     """Per server, the PostgreSQL backends LISTENing for its catalogue notifications."""
+    processes: list[Any]
+
+    @contextmanager
+    def quoting_logs(self) -> Iterator[None]:
+        """A failure (a 500 seen once under load) quotes the end of both servers' logs."""
+        try:
+            yield
+        except Exception as error:
+            logs = "\n".join(f"--- server {'AB'[i]} log ---\n{server_log(p)[-3000:]}"
+                             for i, p in enumerate(self.processes))
+            raise AssertionError(f"{error}\n{logs}") from error
 
 
 def _listening_backends(database_url: str) -> set[int]:
@@ -58,18 +69,22 @@ def _listening_backends(database_url: str) -> set[int]:
 @pytest.fixture(scope="module")
 def servers(postgres_server: Any) -> Iterator[Servers]:
     """Clients of two servers over one database (the first creates the schema)."""
+    yield from _two_servers(postgres_server)
+
+
+def _two_servers(postgres_server: Any, environment: dict[str, str] | None = None) -> Iterator[Servers]:
     database_url = postgres_server.new_database()
     processes, urls, listeners = [], [], []
     try:
         seen: set[int] = set()
         for _ in range(2):
-            process, url = start_server("--postgres", database_url)
+            process, url = start_server("--postgres", database_url, environment=environment)
             processes.append(process)
             urls.append(url)
             now = _listening_backends(database_url)
             listeners.append(now - seen)
             seen |= now
-        yield Servers([_client(url) for url in urls], listeners)
+        yield Servers([_client(url) for url in urls], listeners, processes)
     finally:
         for process in processes:
             stop_server(process)
@@ -107,9 +122,10 @@ def test_pitr_switched_on_one_server_is_so_on_the_other_at_once(servers: Servers
     a, b = servers.clients
     name = _new_table(a)
     try:
-        with notifications_held_back(servers.listeners[1]):
+        with servers.quoting_logs():
+            with notifications_held_back(servers.listeners[1]):
+                _toggle_rounds(a, b, name)
             _toggle_rounds(a, b, name)
-        _toggle_rounds(a, b, name)
     finally:
         a.delete_table(TableName=name)
 
@@ -181,21 +197,7 @@ SLOW_JOBS = {"DYNASTORE_BACKUP_PAGE_ROWS": "5", "DYNASTORE_BACKUP_STEP_DELAY_MS"
 @pytest.fixture(scope="module")
 def slow_servers(postgres_server: Any) -> Iterator[Servers]:
     """As ``servers``, with slow backup jobs (a job holds its view a while)."""
-    database_url = postgres_server.new_database()
-    processes, urls, listeners = [], [], []
-    try:
-        seen: set[int] = set()
-        for _ in range(2):
-            process, url = start_server("--postgres", database_url, environment=SLOW_JOBS)
-            processes.append(process)
-            urls.append(url)
-            now = _listening_backends(database_url)
-            listeners.append(now - seen)
-            seen |= now
-        yield Servers([_client(url) for url in urls], listeners)
-    finally:
-        for process in processes:
-            stop_server(process)
+    yield from _two_servers(postgres_server, SLOW_JOBS)
 
 
 def _keyed_table(client: Any, items: int) -> str:
