@@ -7,6 +7,25 @@ lives here.
 
 from __future__ import annotations
 
+import logging
+import os
+
+_logger = logging.getLogger("dynastore.limits")
+
+
+def overridden(variable: str, default: int) -> int:
+    """``default``, or the whole number ``$variable`` gives (at least 0): the
+    few limits an operator or a test may change (SQLITE_BULK_MMAP_VARIABLE,
+    REDIS_LOG_FOLD_VARIABLE). A value that is not a number is ignored, with a warning."""
+    value = os.environ.get(variable)
+    if not value:
+        return default
+    try:
+        return max(0, int(value))
+    except ValueError:
+        _logger.warning("%s=%r is not a whole number; using %d", variable, value, default)
+        return default
+
 # --- Requests -------------------------------------------------------------------
 REQUEST_BODY_MAX_BYTES = 16 * 1024 * 1024
 """An HTTP request body larger than this is refused before it is read."""

@@ -36,7 +36,6 @@ commit as one write. Sorted sets keep their order in a ``SortedList`` of
 from __future__ import annotations
 
 import heapq
-import os
 import struct
 import zlib
 from collections import deque
@@ -204,7 +203,7 @@ class Keyspace:
         self.elements_id = 0
         self.log_id = 0
         self._pending: dict[tuple[int, bytes, bytes], bytes | None] = {}
-        self.fold_bytes = log_fold_bytes()
+        self.fold_bytes = limits.overridden(limits.REDIS_LOG_FOLD_VARIABLE, limits.REDIS_LOG_FOLD_BYTES)
         self._sequence = 0
         """The next log record's sequence number."""
         self._records: deque[int] = deque()
@@ -216,8 +215,6 @@ class Keyspace:
         """The rows a fold in progress has still to write (None: no fold)."""
         self._folded_through = -1
         """The last record a fold in progress covers: deleted once its rows are written."""
-        self.folds = 0
-        """Folds finished since start."""
         self._hashes: dict[bytes, int] = {}
         """Partition keys' hashes already computed (a blake2b each): the keys and
         element partitions written again and again; emptied past HASHES_CACHED."""
@@ -375,17 +372,16 @@ class Keyspace:
         """The change record of ``pending`` (one log row per about
         REDIS_LOG_RECORD_BYTES), and the changes remembered for the next fold."""
         heads_id = self.heads_id
-        pack = _CHANGE.pack
+        pack, header = _CHANGE.pack, _CHANGE.size
         parts: list[bytes] = []
         size = 0
         limit = limits.REDIS_LOG_RECORD_BYTES
         for (table_id, pk, sk), item in pending.items():
-            if item is None:
-                parts += (pack(table_id != heads_id, len(pk), len(sk), -1), pk, sk)
-                size += 13 + len(pk) + len(sk)
-            else:
-                parts += (pack(table_id != heads_id, len(pk), len(sk), len(item)), pk, sk, item)
-                size += 13 + len(pk) + len(sk) + len(item)
+            length = -1 if item is None else len(item)
+            parts += (pack(table_id != heads_id, len(pk), len(sk), length), pk, sk)
+            if item is not None:
+                parts.append(item)
+            size += header + len(pk) + len(sk) + max(length, 0)
             if size >= limit:
                 self._log_row(b"".join(parts), targets, decisions)
                 self._unfolded_bytes += size
@@ -429,7 +425,6 @@ class Keyspace:
             budget -= 1
         if not records or records[0] > last:
             self._folding = None
-            self.folds += 1
 
     def _pk_hash(self, pk: bytes) -> int:
         hashes = self._hashes
@@ -446,15 +441,6 @@ class Keyspace:
 
 def _ignore(db: int, key: bytes) -> None:
     return None
-
-
-def log_fold_bytes() -> int:
-    """limits.REDIS_LOG_FOLD_BYTES, or ``$DYNASTORE_REDIS_LOG_FOLD_BYTES``."""
-    value = os.environ.get(limits.REDIS_LOG_FOLD_VARIABLE)
-    try:
-        return max(0, int(value)) if value else limits.REDIS_LOG_FOLD_BYTES
-    except ValueError:
-        return limits.REDIS_LOG_FOLD_BYTES
 
 
 def _overlaid(table_id: int, rows: Iterator[Row],
@@ -475,11 +461,11 @@ def _log_key(sequence: int) -> tuple[bytes, bytes]:
 
 def _changes(record: bytes, tables: tuple[int, int]) -> Iterator[tuple[tuple[int, bytes, bytes], bytes | None]]:
     """The ((table id, pk, sk), item or None) changes of one log row."""
-    unpack = _CHANGE.unpack_from
+    unpack, header = _CHANGE.unpack_from, _CHANGE.size
     offset, end = 0, len(record)
     while offset < end:
         table, pk_length, sk_length, item_length = unpack(record, offset)
-        offset += 13
+        offset += header
         pk = record[offset:offset + pk_length]
         offset += pk_length
         sk = record[offset:offset + sk_length]

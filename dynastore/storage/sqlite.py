@@ -537,13 +537,7 @@ class SQLiteStorage(Storage):
 
 def bulk_mmap_bytes() -> int:
     """limits.SQLITE_BULK_MMAP_BYTES, or ``$DYNASTORE_BULK_MMAP_BYTES``."""
-    value = os.environ.get(limits.SQLITE_BULK_MMAP_VARIABLE)
-    try:
-        return max(0, int(value)) if value else limits.SQLITE_BULK_MMAP_BYTES
-    except ValueError:
-        logger.warning("%s=%r is not a whole number of bytes; using %d",
-                       limits.SQLITE_BULK_MMAP_VARIABLE, value, limits.SQLITE_BULK_MMAP_BYTES)
-        return limits.SQLITE_BULK_MMAP_BYTES
+    return limits.overridden(limits.SQLITE_BULK_MMAP_VARIABLE, limits.SQLITE_BULK_MMAP_BYTES)
 
 
 class _BulkReads:
